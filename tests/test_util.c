@@ -1,0 +1,334 @@
+/* Shared helpers of the CUnit suite (see test_util.h). */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#if CONVT3D_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+int gpu_cases_skipped = 0;
+
+rng rng_make(uint64_t seed)
+{
+    rng r = {seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull};
+    return r;
+}
+
+uint64_t rng_next(rng *r)
+{
+    /* splitmix64: tiny, and good enough for test data. */
+    uint64_t z = (r->state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+int64_t rng_int(rng *r, int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+double rng_uniform(rng *r) { return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+
+uint64_t test_seed(void)
+{
+    const char *s = getenv("CONVT3D_TEST_SEED");
+    return s && *s ? strtoull(s, NULL, 0) : 20261129u;
+}
+
+void fill_uniform(rng *r, float *a, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        a[i] = (float)(2.0 * rng_uniform(r) - 1.0);
+}
+
+void fill_small_ints(rng *r, float *a, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        a[i] = (float)rng_int(r, -4, 4);
+}
+
+static const uint32_t poison_bits = 0x7fbadbadu; /* a signalling-NaN payload */
+
+void poison(float *a, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        memcpy(&a[i], &poison_bits, sizeof(float));
+}
+
+int is_poison(float v)
+{
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    return b == poison_bits;
+}
+
+int64_t count_poison(const float *a, int64_t n)
+{
+    int64_t c = 0;
+    for (int64_t i = 0; i < n; i++)
+        c += is_poison(a[i]);
+    return c;
+}
+
+double rel_l2_error(const float *a, const float *ref, int64_t n)
+{
+    double num = 0.0, den = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(a[i]) || isinf(a[i]))
+            return INFINITY;
+        const double d = (double)a[i] - (double)ref[i];
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+    }
+    return sqrt(num) / (den > 1e-300 ? sqrt(den) : 1.0);
+}
+
+double max_abs_error(const float *a, const float *ref, int64_t n)
+{
+    double m = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const double d = fabs((double)a[i] - (double)ref[i]);
+        if (!(d <= m)) /* NaN-safe: a NaN difference wins */
+            m = isnan(d) ? INFINITY : d;
+    }
+    return m;
+}
+
+void problem_describe(const convt3d_problem *p, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "mb%lld ic%lld oc%lld g%lld in%lldx%lldx%lld k%lldx%lldx%lld s%lldx%lldx%lld "
+             "p%lldx%lldx%lld op%lldx%lldx%lld l%lldx%lldx%lld %s%s",
+             (long long)p->batch, (long long)p->in_channels, (long long)p->out_channels,
+             (long long)p->groups, (long long)p->in_size[0], (long long)p->in_size[1],
+             (long long)p->in_size[2], (long long)p->kernel[0], (long long)p->kernel[1],
+             (long long)p->kernel[2], (long long)p->stride[0], (long long)p->stride[1],
+             (long long)p->stride[2], (long long)p->padding[0], (long long)p->padding[1],
+             (long long)p->padding[2], (long long)p->output_padding[0],
+             (long long)p->output_padding[1], (long long)p->output_padding[2],
+             (long long)p->dilation[0], (long long)p->dilation[1], (long long)p->dilation[2],
+             p->layout == CONVT3D_LAYOUT_NDHWC ? "ndhwc" : "ncdhw", p->has_bias ? " bias" : "");
+}
+
+convt3d_problem make_problem(int64_t n, int64_t cin, int64_t cout, int64_t g, int64_t d,
+                             int64_t h, int64_t w, int64_t k, int64_t s, int64_t p, int64_t op,
+                             int has_bias, convt3d_layout layout)
+{
+    convt3d_problem pr = CONVT3D_PROBLEM_INIT;
+    pr.batch = n;
+    pr.in_channels = cin;
+    pr.out_channels = cout;
+    pr.groups = g;
+    pr.in_size[0] = d;
+    pr.in_size[1] = h;
+    pr.in_size[2] = w;
+    for (int i = 0; i < 3; i++) {
+        pr.kernel[i] = k;
+        pr.stride[i] = s;
+        pr.padding[i] = p;
+        pr.output_padding[i] = op;
+    }
+    pr.has_bias = has_bias;
+    pr.layout = layout;
+    return pr;
+}
+
+convt3d_problem random_problem(rng *r, double max_macs, int64_t max_elems)
+{
+    for (;;) {
+        convt3d_problem p = CONVT3D_PROBLEM_INIT;
+        /* Groups: mostly 1, often a few, sometimes depthwise. */
+        const int64_t gsel = rng_int(r, 0, 9);
+        p.groups = gsel < 4 ? 1 : gsel < 8 ? rng_int(r, 2, 4) : rng_int(r, 5, 12);
+        const int64_t cig = gsel >= 8 ? rng_int(r, 1, 2) : rng_int(r, 1, 7);
+        const int64_t cog = gsel >= 8 ? rng_int(r, 1, 2) : rng_int(r, 1, 13);
+        p.in_channels = p.groups * cig;
+        p.out_channels = p.groups * cog;
+        p.batch = rng_int(r, 1, 3);
+        for (int d = 0; d < 3; d++) {
+            p.in_size[d] = rng_int(r, 1, 8);
+            p.kernel[d] = rng_int(r, 1, 5);
+            p.stride[d] = rng_int(r, 1, 3);
+            p.dilation[d] = rng_int(r, 0, 3) == 0 ? rng_int(r, 2, 3) : 1;
+            p.padding[d] = rng_int(r, 0, p.dilation[d] * (p.kernel[d] - 1) + 1);
+            const int64_t opmax = (p.stride[d] > p.dilation[d] ? p.stride[d] : p.dilation[d]) - 1;
+            p.output_padding[d] = rng_int(r, 0, opmax);
+        }
+        p.layout = rng_int(r, 0, 1) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+        p.has_bias = (int)rng_int(r, 0, 1);
+        convt3d_shape s;
+        if (convt3d_shape_from_problem(&p, &s) != CONVT3D_SUCCESS)
+            continue;
+        if (s.macs > max_macs || s.x_elems > max_elems || s.y_elems > max_elems)
+            continue;
+        return p;
+    }
+}
+
+const char *gpu_skip_reason(void)
+{
+    if (!convt3d_has_cuda_support())
+        return "this convt3d was built without CUDA";
+    if (convt3d_cuda_device_count() == 0)
+        return "no CUDA device on this machine";
+    return NULL;
+}
+
+/* Copies n floats to the GPU (DEVICE_POINTERS mode); NULL on failure. */
+static float *to_device(const float *h, int64_t n)
+{
+#if CONVT3D_HAVE_CUDA
+    void *d = NULL;
+    if (cudaMalloc(&d, (size_t)(n ? n : 1) * sizeof(float)) != cudaSuccess)
+        return NULL;
+    if (h && cudaMemcpy(d, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) {
+        cudaFree(d);
+        return NULL;
+    }
+    return d;
+#else
+    (void)h;
+    (void)n;
+    return NULL;
+#endif
+}
+
+static int from_device(float *h, const float *d, int64_t n)
+{
+#if CONVT3D_HAVE_CUDA
+    return cudaMemcpy(h, d, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess;
+#else
+    (void)h;
+    (void)d;
+    (void)n;
+    return 0;
+#endif
+}
+
+static void device_free(float *d)
+{
+#if CONVT3D_HAVE_CUDA
+    cudaFree(d);
+#else
+    (void)d;
+#endif
+}
+
+/* One run on the backend: poisoned output, host or device pointers. */
+static convt3d_status run_backend(const convt3d_problem *p, convt3d_device dev, pointer_mode mode,
+                                  const float *x, const float *w, const float *b, float *y,
+                                  int64_t nx, int64_t nw, int64_t ny, char *why, size_t why_size)
+{
+    poison(y, ny);
+    if (mode == HOST_POINTERS) {
+        convt3d_status st = convt3d_forward(p, dev, x, w, b, y);
+        if (st != CONVT3D_SUCCESS)
+            snprintf(why, why_size, "%s: %s", convt3d_status_string(st), convt3d_last_error());
+        return st;
+    }
+    float *dx = to_device(x, nx), *dw = to_device(w, nw), *dy = to_device(y, ny);
+    float *db = p->has_bias ? to_device(b, p->out_channels) : NULL;
+    convt3d_status st = CONVT3D_ERR_CUDA;
+    if (dx && dw && dy && (db || !p->has_bias)) {
+        st = convt3d_forward(p, dev, dx, dw, db, dy);
+        if (st != CONVT3D_SUCCESS)
+            snprintf(why, why_size, "%s: %s", convt3d_status_string(st), convt3d_last_error());
+        else if (!from_device(y, dy, ny)) {
+            st = CONVT3D_ERR_CUDA;
+            snprintf(why, why_size, "copying y back failed");
+        }
+    } else {
+        snprintf(why, why_size, "test could not allocate device buffers");
+    }
+    device_free(dx);
+    device_free(dw);
+    device_free(dy);
+    device_free(db);
+    return st;
+}
+
+check_result check_backend(const convt3d_problem *p, convt3d_device dev, uint64_t seed,
+                           pointer_mode mode, double tol)
+{
+    check_result res = {0};
+    if (dev.kind == CONVT3D_DEVICE_CUDA && gpu_skip_reason()) {
+        res.skipped = 1;
+        res.ok = 1;
+        snprintf(res.message, sizeof res.message, "%s", gpu_skip_reason());
+        return res;
+    }
+    int64_t nx, nw, ny;
+    if (convt3d_tensor_elems(p, &nx, &nw, &ny) != CONVT3D_SUCCESS) {
+        snprintf(res.message, sizeof res.message, "invalid problem: %s", convt3d_last_error());
+        return res;
+    }
+    float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w);
+    float *b = malloc((size_t)p->out_channels * sizeof *b);
+    float *y = malloc((size_t)ny * sizeof *y), *ref = malloc((size_t)ny * sizeof *ref);
+    if (!x || !w || !b || !y || !ref) {
+        snprintf(res.message, sizeof res.message, "test ran out of host memory");
+        goto out;
+    }
+    rng r = rng_make(seed);
+    for (int pass = 0; pass < 2; pass++) {
+        void (*fill)(rng *, float *, int64_t) = pass == 0 ? fill_small_ints : fill_uniform;
+        fill(&r, x, nx);
+        fill(&r, w, nw);
+        fill(&r, b, p->out_channels);
+        poison(ref, ny);
+        if (convt3d_reference(p, x, w, b, ref) != CONVT3D_SUCCESS) {
+            snprintf(res.message, sizeof res.message, "reference failed: %s",
+                     convt3d_last_error());
+            goto out;
+        }
+        if (run_backend(p, dev, mode, x, w, b, y, nx, nw, ny, res.message, sizeof res.message) !=
+            CONVT3D_SUCCESS)
+            goto out;
+        res.unwritten += count_poison(y, ny);
+        if (pass == 0)
+            res.exact_diff = max_abs_error(y, ref, ny);
+        else
+            res.rel_l2 = rel_l2_error(y, ref, ny);
+    }
+    res.ok = res.unwritten == 0 && res.exact_diff == 0.0 && res.rel_l2 <= tol;
+    if (!res.ok)
+        snprintf(res.message, sizeof res.message,
+                 "unwritten=%lld, small-int max diff=%g (must be 0), rel L2=%.3g (tol %.1g)",
+                 (long long)res.unwritten, res.exact_diff, res.rel_l2, tol);
+out:
+    free(x);
+    free(w);
+    free(b);
+    free(y);
+    free(ref);
+    return res;
+}
+
+void assert_check(const check_result *res, const convt3d_problem *p, uint64_t seed)
+{
+    if (res->skipped) {
+        gpu_cases_skipped++;
+        return;
+    }
+    if (!res->ok) {
+        char desc[256];
+        problem_describe(p, desc, sizeof desc);
+        printf("\n  FAILED: %s\n    problem: %s\n    seed: %llu\n", res->message, desc,
+               (unsigned long long)seed);
+    }
+    CU_ASSERT(res->ok);
+}
+
+void add_suite(const char *name, const test_entry *tests)
+{
+    CU_pSuite s = CU_add_suite(name, NULL, NULL);
+    for (; s && tests->name; tests++)
+        CU_add_test(s, tests->name, tests->fn);
+}

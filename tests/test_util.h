@@ -1,0 +1,94 @@
+/* Shared helpers of the CUnit suite: a seeded RNG, poisoned buffers, error
+ * norms, one-line problem descriptors, random problems, and the harness that
+ * checks any backend against the reference. */
+#ifndef CONVT3D_TEST_UTIL_H
+#define CONVT3D_TEST_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <CUnit/CUnit.h>
+
+#include "convt3d.h"
+
+typedef struct rng {
+    uint64_t state;
+} rng;
+
+rng rng_make(uint64_t seed);
+uint64_t rng_next(rng *r);
+/* Uniform in [lo, hi] (inclusive). */
+int64_t rng_int(rng *r, int64_t lo, int64_t hi);
+double rng_uniform(rng *r); /* [0, 1) */
+
+/* The suite's base seed: CONVT3D_TEST_SEED if set, else a fixed default. */
+uint64_t test_seed(void);
+
+void fill_uniform(rng *r, float *a, int64_t n);    /* [-1, 1) */
+void fill_small_ints(rng *r, float *a, int64_t n); /* integers in [-4, 4] */
+
+/* A NaN bit pattern no computation produces; poison outputs with it so an
+ * unwritten element is caught. */
+void poison(float *a, int64_t n);
+int64_t count_poison(const float *a, int64_t n);
+int is_poison(float v);
+
+/* Relative L2 error ||a - ref|| / max(||ref||, tiny); NaN anywhere -> +inf. */
+double rel_l2_error(const float *a, const float *ref, int64_t n);
+double max_abs_error(const float *a, const float *ref, int64_t n);
+
+/* "mb2 ic8 oc4 g2 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op1x1x1 l1x1x1 ncdhw bias" */
+void problem_describe(const convt3d_problem *p, char *buf, size_t size);
+
+/* A valid random problem with at most about max_macs multiply-adds and
+ * max_elems elements in x and y each. */
+convt3d_problem random_problem(rng *r, double max_macs, int64_t max_elems);
+
+/* Convenience constructor: cubic kernel/stride/padding/op, dilation 1. */
+convt3d_problem make_problem(int64_t n, int64_t cin, int64_t cout, int64_t g, int64_t d,
+                             int64_t h, int64_t w, int64_t k, int64_t s, int64_t p, int64_t op,
+                             int has_bias, convt3d_layout layout);
+
+/* ---- the backend-vs-reference harness ---------------------------------- */
+
+typedef enum pointer_mode { HOST_POINTERS, DEVICE_POINTERS } pointer_mode;
+
+typedef struct check_result {
+    int ok;            /* 1 when everything matched */
+    int skipped;       /* 1 when the device is not available */
+    double rel_l2;     /* real-valued pass vs reference */
+    double exact_diff; /* small-integer pass: max |a - ref| (must be 0) */
+    int64_t unwritten; /* poisoned elements left in the output */
+    char message[512];
+} check_result;
+
+/* Runs the problem on `device` with fresh random data from `seed`:
+ * (1) small-integer data, compared bit-exactly with the reference;
+ * (2) uniform data, relative L2 error <= tol.  Outputs are poisoned first.
+ * With DEVICE_POINTERS, x/y/weight/bias are copied to the GPU first. */
+check_result check_backend(const convt3d_problem *p, convt3d_device device, uint64_t seed,
+                           pointer_mode mode, double tol);
+
+/* CU_ASSERT the result; print the problem and seed on failure, the skip reason on skip. */
+void assert_check(const check_result *res, const convt3d_problem *p, uint64_t seed);
+
+/* Number of GPU cases skipped (printed by the runner's summary). */
+extern int gpu_cases_skipped;
+/* Non-NULL when GPU cases must skip: why. */
+const char *gpu_skip_reason(void);
+
+/* Suite registration, one per file. */
+void register_shape_tests(void);
+void register_validation_tests(void);
+void register_reference_tests(void);
+void register_api_tests(void);
+void register_backend_tests(void);
+
+/* Adds a suite and its tests; NULL-terminated list of {name, fn}. */
+typedef struct test_entry {
+    const char *name;
+    CU_TestFunc fn;
+} test_entry;
+void add_suite(const char *name, const test_entry *tests);
+
+#endif
