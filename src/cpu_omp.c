@@ -1,15 +1,114 @@
-/* CPU backend (placeholder until the OpenMP phase-gather kernel lands): a
- * plain output-stationary loop, correct for the whole contract but not fast. */
+/* CPU backend: output-stationary stride-phase gather, parallel with OpenMP.
+ *
+ * Plan creation picks the instruction set once (CPU features, or the
+ * CONVT3D_CPU_ISA override), builds each dim's phase tables (which taps reach
+ * outputs o = j*s + c, and the input offset of each), and repacks the weights
+ * once so a group's output channels are contiguous per (tap, input channel).
+ *
+ * Execution splits the output into rows (n, g, od, oh), blocks of rows along
+ * oh and, when there are few rows, segments along W.  Each row's (kd, kh)
+ * pairs are listed once, skipping input rows outside x (the D and H borders),
+ * then one row kernel (cpu_phase_*.c) writes every element of the row once.
+ * No atomics; each element's sum has a fixed order, and the W segments fall on
+ * the kernel's fixed chunk grid, so the output is bitwise the same for any
+ * thread count.  Extra memory: the packed weights, the phase tables and a
+ * small per-thread scratch. */
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
-#include "internal.h"
+#include "cpu_kernels.h"
 
 struct convt3d_backend_state {
-    convt3d_shape shape;
-    float *weight; /* PyTorch layout copy */
-    float *bias;   /* NULL without bias */
+    cpu_plan plan;
 };
+
+/* Outputs at least this large are written with streaming stores where the
+ * kernel can: they are far larger than the caches, so the lines would only
+ * be read for ownership and evicted again. */
+#define CPU_STREAM_MIN_BYTES ((int64_t)32 << 20)
+
+static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
+
+static void *alloc64(size_t bytes) { return aligned_alloc(64, round64(bytes ? bytes : 1)); }
+
+/* ---- instruction set ---------------------------------------------------- */
+
+static const cpu_isa *best_isa(void)
+{
+    const cpu_isa *best = &convt3d_cpu_isa_generic;
+#if CONVT3D_HAVE_CPU_AVX2 || CONVT3D_HAVE_CPU_AVX512
+    __builtin_cpu_init();
+#endif
+#if CONVT3D_HAVE_CPU_AVX2
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        best = &convt3d_cpu_isa_avx2;
+#endif
+#if CONVT3D_HAVE_CPU_AVX512
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+        best = &convt3d_cpu_isa_avx512;
+#endif
+    return best;
+}
+
+/* The best supported variant, or with CONVT3D_CPU_ISA=generic|avx2|avx512 the
+ * best one not above that (unknown names are ignored).  For benchmarking and
+ * for the tests, which run every variant the machine supports. */
+static const cpu_isa *pick_isa(void)
+{
+    const cpu_isa *best = best_isa();
+    const char *want = getenv("CONVT3D_CPU_ISA");
+    if (!want || !*want)
+        return best;
+    if (strcmp(want, "generic") == 0)
+        return &convt3d_cpu_isa_generic;
+#if CONVT3D_HAVE_CPU_AVX2
+    if (strcmp(want, "avx2") == 0 && best != &convt3d_cpu_isa_generic)
+        return &convt3d_cpu_isa_avx2;
+#endif
+    return best;
+}
+
+/* ---- plan --------------------------------------------------------------- */
+
+/* Phase tables of dim d: for c < min(s, out), the taps k with
+ * (c + p - k*l) divisible by s and their input offsets (c + p - k*l) / s. */
+static int build_phases(const convt3d_shape *s, int d, cpu_dim_phases *ph)
+{
+    const int64_t n = cpu_min64(s->s[d], s->out[d]);
+    ph->nphase = n;
+    ph->start = malloc((size_t)(n + 1) * sizeof *ph->start);
+    ph->taps = malloc((size_t)s->k[d] * sizeof *ph->taps);
+    if (!ph->start || !ph->taps)
+        return 0;
+    int64_t used = 0;
+    for (int64_t c = 0; c < n; c++) {
+        const convt3d_phase phase = convt3d_phase_of(s, d, (c + s->p[d]) % s->s[d]);
+        ph->start[c] = used;
+        for (int64_t t = 0; t < phase.taps; t++) {
+            const int64_t k = phase.first_tap + t * phase.tap_step;
+            ph->taps[used].k = k;
+            ph->taps[used].delta = (c + s->p[d] - k * s->l[d]) / s->s[d]; /* exact */
+            used++;
+        }
+    }
+    ph->start[n] = used;
+    return 1;
+}
+
+static void free_plan(cpu_plan *pl)
+{
+    free(pl->w);
+    free(pl->bias);
+    free(pl->zeros);
+    for (int d = 0; d < 3; d++) {
+        free(pl->ph[d].start);
+        free(pl->ph[d].taps);
+    }
+}
 
 static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal, const float *weight,
                                  const float *bias, int weights_on_device,
@@ -18,54 +117,128 @@ static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal, const 
     (void)ordinal;
     if (weights_on_device)
         return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION, "CPU plan given device weights");
+    const cpu_isa *isa = pick_isa();
+    const int64_t lanes = shape->layout == CONVT3D_LAYOUT_NDHWC ? isa->vector_lanes : 1;
+    const int64_t cogp = (shape->cog + lanes - 1) / lanes * lanes;
+    int64_t packed;
+    if (__builtin_mul_overflow(shape->groups * shape->k_volume, shape->cig, &packed) ||
+        __builtin_mul_overflow(packed, cogp, &packed) ||
+        packed > (int64_t)(SIZE_MAX / sizeof(float) / 2))
+        return convt3d_fail(CONVT3D_ERR_OVERFLOW, "the CPU plan's packed weight size overflows");
+
     convt3d_backend_state *st = calloc(1, sizeof *st);
     if (!st)
         return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU plan state");
-    st->shape = *shape;
-    st->weight = malloc((size_t)shape->w_elems * sizeof(float));
-    st->bias = shape->has_bias ? malloc((size_t)shape->cout * sizeof(float)) : NULL;
-    if (!st->weight || (shape->has_bias && !st->bias)) {
-        free(st->weight);
-        free(st->bias);
+    cpu_plan *pl = &st->plan;
+    pl->s = *shape;
+    pl->isa = isa;
+    pl->cogp = cogp;
+    pl->w = alloc64((size_t)packed * sizeof(float));
+    pl->zeros = calloc((size_t)shape->cig, sizeof(float));
+    if (shape->has_bias)
+        pl->bias = calloc((size_t)(shape->groups * cogp), sizeof(float));
+    int ok = pl->w && pl->zeros && (!shape->has_bias || pl->bias);
+    for (int d = 0; d < 3 && ok; d++)
+        ok = build_phases(shape, d, &pl->ph[d]);
+    if (!ok) {
+        free_plan(pl);
         free(st);
-        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU plan weights");
+        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY,
+                            "CPU plan: %lld packed weights and phase tables",
+                            (long long)packed);
     }
-    memcpy(st->weight, weight, (size_t)shape->w_elems * sizeof(float));
-    if (st->bias)
-        memcpy(st->bias, bias, (size_t)shape->cout * sizeof(float));
+    convt3d_pack_weights_cio_to_gkio(shape, weight, cogp, pl->w);
+    if (pl->bias)
+        for (int64_t g = 0; g < shape->groups; g++)
+            memcpy(pl->bias + g * cogp, bias + g * shape->cog, (size_t)shape->cog * sizeof(float));
+    pl->stream = shape->y_elems >= CPU_STREAM_MIN_BYTES / (int64_t)sizeof(float);
+    isa->plan(pl);
+    const int ncdhw = shape->layout == CONVT3D_LAYOUT_NCDHW;
+    pl->row = ncdhw ? isa->row_ncdhw : isa->row_ndhwc;
     *state = st;
-    *kernel_name = "cpu/f32_direct_gather_placeholder";
+    *kernel_name = ncdhw ? isa->kernel_ncdhw : isa->kernel_ndhwc;
     return CONVT3D_SUCCESS;
 }
 
-static float cpu_one_output(const convt3d_shape *s, const float *x, const float *w, int64_t n,
-                            int64_t g, int64_t oc, const int64_t o[3])
+/* ---- execution ---------------------------------------------------------- */
+
+/* The (kd, kh) pairs reaching output row (od, oh) whose input row exists. */
+static int64_t row_taps(const cpu_plan *pl, int64_t od, int64_t oh, cpu_row_tap *rt)
 {
-    float acc = 0.0f;
-    for (int64_t ic = 0; ic < s->cig; ic++) {
-        const int64_t ci = g * s->cig + ic;
-        for (int64_t kd = 0; kd < s->k[0]; kd++) {
-            int64_t nd = o[0] + s->p[0] - kd * s->l[0];
-            if (nd < 0 || nd % s->s[0] || nd / s->s[0] >= s->in[0])
+    const convt3d_shape *s = &pl->s;
+    const cpu_dim_phases *pd = &pl->ph[0], *ph = &pl->ph[1];
+    const int64_t cd = od % s->s[0], jd = od / s->s[0];
+    const int64_t ch = oh % s->s[1], jh = oh / s->s[1];
+    int64_t n = 0;
+    for (int64_t a = pd->start[cd]; a < pd->start[cd + 1]; a++) {
+        const int64_t id = jd + pd->taps[a].delta;
+        if (id < 0 || id >= s->in[0])
+            continue;
+        for (int64_t b = ph->start[ch]; b < ph->start[ch + 1]; b++) {
+            const int64_t ih = jh + ph->taps[b].delta;
+            if (ih < 0 || ih >= s->in[1])
                 continue;
-            for (int64_t kh = 0; kh < s->k[1]; kh++) {
-                int64_t nh = o[1] + s->p[1] - kh * s->l[1];
-                if (nh < 0 || nh % s->s[1] || nh / s->s[1] >= s->in[1])
-                    continue;
-                for (int64_t kw = 0; kw < s->k[2]; kw++) {
-                    int64_t nw = o[2] + s->p[2] - kw * s->l[2];
-                    if (nw < 0 || nw % s->s[2] || nw / s->s[2] >= s->in[2])
-                        continue;
-                    acc += x[n * s->x_stride[0] + ci * s->x_stride[1] +
-                             nd / s->s[0] * s->x_stride[2] + nh / s->s[1] * s->x_stride[3] +
-                             nw / s->s[2] * s->x_stride[4]] *
-                           w[((ci * s->cog + oc) * s->k[0] + kd) * s->k[1] * s->k[2] +
-                             kh * s->k[2] + kw];
-                }
-            }
+            rt[n].x_off = id * s->x_stride[2] + ih * s->x_stride[3];
+            rt[n].w_tap = (pd->taps[a].k * s->k[1] + ph->taps[b].k) * s->k[2];
+            n++;
         }
     }
-    return acc;
+    return n;
+}
+
+/* How the output is cut into work items (n, g, od, block of oh rows, W segment). */
+typedef struct cpu_split {
+    int64_t rows_per_item, row_blocks; /* along oh */
+    int64_t seg_len, segs;             /* along j, in positions (multiples of chunk) */
+    int64_t jlen, items;
+} cpu_split;
+
+/* Aims at >= 16 items per thread so dynamic scheduling evens out the border
+ * rows' lighter work, while keeping neighbouring rows (which share input
+ * rows) together in one item. */
+static cpu_split split_work(const cpu_plan *pl, int threads)
+{
+    const convt3d_shape *s = &pl->s;
+    cpu_split sp;
+    const int64_t planes = s->n * s->groups * s->out[0], outh = s->out[1];
+    const int64_t rows = planes * outh, want = threads > 1 ? 16 * (int64_t)threads : 1;
+    sp.jlen = cpu_phase_len(s->out[2], s->s[2], 0);
+    const int64_t chunks = (sp.jlen + pl->chunk - 1) / pl->chunk;
+    int64_t segs = 1;
+    if (rows < want)
+        segs = cpu_min64(chunks, (want + rows - 1) / rows);
+    const int64_t chunks_per_seg = (chunks + segs - 1) / segs;
+    sp.seg_len = chunks_per_seg * pl->chunk;
+    sp.segs = (chunks + chunks_per_seg - 1) / chunks_per_seg;
+    sp.rows_per_item = cpu_max64(1, cpu_min64(outh, rows * sp.segs / want));
+    sp.row_blocks = (outh + sp.rows_per_item - 1) / sp.rows_per_item;
+    sp.items = planes * sp.row_blocks * sp.segs;
+    return sp;
+}
+
+static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, const float *x,
+                     float *y, cpu_row_tap *rt, void *scratch)
+{
+    const convt3d_shape *s = &pl->s;
+    const int64_t seg = item % sp->segs, rest = item / sp->segs;
+    const int64_t hb = rest % sp->row_blocks, plane = rest / sp->row_blocks;
+    const int64_t od = plane % s->out[0], ng = plane / s->out[0];
+    const int64_t g = ng % s->groups, n = ng / s->groups;
+    cpu_row_job job;
+    job.x = x + n * s->x_stride[0] + g * s->cig * s->x_stride[1];
+    job.w = pl->w + g * s->k_volume * s->cig * pl->cogp;
+    job.bias = pl->bias ? pl->bias + g * pl->cogp : NULL;
+    job.rt = rt;
+    job.j0 = seg * sp->seg_len;
+    job.j1 = cpu_min64(sp->jlen, job.j0 + sp->seg_len);
+    job.scratch = scratch;
+    float *yp = y + n * s->y_stride[0] + g * s->cog * s->y_stride[1] + od * s->y_stride[2];
+    const int64_t oh_end = cpu_min64(s->out[1], (hb + 1) * sp->rows_per_item);
+    for (int64_t oh = hb * sp->rows_per_item; oh < oh_end; oh++) {
+        job.nrt = row_taps(pl, od, oh, rt);
+        job.y = yp + oh * s->y_stride[3];
+        pl->row(pl, &job);
+    }
 }
 
 static convt3d_status cpu_execute(const convt3d_backend_state *st, const float *x, float *y,
@@ -73,20 +246,38 @@ static convt3d_status cpu_execute(const convt3d_backend_state *st, const float *
 {
     (void)stream;
     (void)on_device;
-    const convt3d_shape *s = &st->shape;
-    const int64_t rows = s->n * s->cout;
-#pragma omp parallel for schedule(dynamic)
-    for (int64_t r = 0; r < rows; r++) {
-        const int64_t n = r / s->cout, co = r % s->cout, g = co / s->cog, oc = co % s->cog;
-        const float b = st->bias ? st->bias[co] : 0.0f;
-        int64_t o[3];
-        for (o[0] = 0; o[0] < s->out[0]; o[0]++)
-            for (o[1] = 0; o[1] < s->out[1]; o[1]++)
-                for (o[2] = 0; o[2] < s->out[2]; o[2]++)
-                    y[n * s->y_stride[0] + co * s->y_stride[1] + o[0] * s->y_stride[2] +
-                      o[1] * s->y_stride[3] + o[2] * s->y_stride[4]] =
-                        b + cpu_one_output(s, x, st->weight, n, g, oc, o);
+    const cpu_plan *pl = &st->plan;
+#ifdef _OPENMP
+    const int threads = omp_get_max_threads();
+#else
+    const int threads = 1;
+#endif
+    /* All scratch up front: a failure must leave y untouched. */
+    const size_t rt_bytes = round64((size_t)(pl->s.k[0] * pl->s.k[1]) * sizeof(cpu_row_tap));
+    const size_t per_thread = rt_bytes + round64(pl->scratch_bytes);
+    char *scratch = alloc64(per_thread * (size_t)threads);
+    if (!scratch)
+        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU execute: %d x %zu bytes of scratch",
+                            threads, per_thread);
+    const cpu_split sp = split_work(pl, threads);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+#ifdef _OPENMP
+        char *mine = scratch + per_thread * (size_t)omp_get_thread_num();
+#else
+        char *mine = scratch;
+#endif
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1) nowait
+#endif
+        for (int64_t item = 0; item < sp.items; item++)
+            run_item(pl, &sp, item, x, y, (cpu_row_tap *)mine, mine + rt_bytes);
+        if (pl->isa->finish)
+            pl->isa->finish();
     }
+    free(scratch);
     return CONVT3D_SUCCESS;
 }
 
@@ -94,8 +285,7 @@ static void cpu_destroy(convt3d_backend_state *st)
 {
     if (!st)
         return;
-    free(st->weight);
-    free(st->bias);
+    free_plan(&st->plan);
     free(st);
 }
 

@@ -1,0 +1,56 @@
+/* The stride-phase kernels for AVX2 + FMA: 8 lanes, 16 vector registers.
+ * Masks live in vector registers here, so taps whose lanes all lie inside the
+ * input row load without them (NCDHW_SPLIT_FULL).  Built with its own -m
+ * flags (Makefile.am) and only picked when the CPU reports AVX2 and FMA. */
+#include <immintrin.h>
+
+#include "cpu_kernels.h"
+
+#define VL 8
+typedef __m256 vf;
+typedef __m256i vmask;
+
+static inline vf v_zero(void) { return _mm256_setzero_ps(); }
+static inline vf v_set1(float f) { return _mm256_set1_ps(f); }
+static inline vf v_loadu(const float *p) { return _mm256_loadu_ps(p); }
+static inline vf v_loadu_mask(const float *p, vmask m) { return _mm256_maskload_ps(p, m); }
+static inline void v_storeu_mask(float *p, vf v, vmask m)
+{
+    /* A masked store is slow on several cores: only the partial ones use it. */
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(m)) == 0xff)
+        _mm256_storeu_ps(p, v);
+    else
+        _mm256_maskstore_ps(p, m, v);
+}
+static inline void v_stream(float *p, vf v) { _mm256_stream_ps(p, v); }
+static void v_fence(void) { _mm_sfence(); }
+static inline vf v_fma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline vf v_bcast(const float *p) { return _mm256_broadcast_ss(p); }
+static inline vmask v_mask_range(int lo, int hi)
+{
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(lo), lane),
+                               _mm256_cmpgt_epi32(_mm256_set1_epi32(hi), lane));
+}
+static inline void v_interleave2(vf a, vf b, float *p)
+{
+    const vf lo = _mm256_unpacklo_ps(a, b); /* a0 b0 a1 b1 | a4 b4 a5 b5 */
+    const vf hi = _mm256_unpackhi_ps(a, b); /* a2 b2 a3 b3 | a6 b6 a7 b7 */
+    _mm256_storeu_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(p + VL, _mm256_permute2f128_ps(lo, hi, 0x31));
+}
+
+/* At most 12 accumulators of the 16 registers. */
+#define NCDHW_MAXV 3
+#define NCDHW_MAXO 12
+#define NCDHW_OCB_MAX {12, 6, 4}
+#define NCDHW_TILES(X) UPTO12(X, 1) UPTO6(X, 2) UPTO4(X, 3)
+#define NCDHW_SPLIT_FULL 1
+#define NDHWC_MAXV 3
+#define NDHWC_MAXP 12
+#define NDHWC_POS_MAX {12, 6, 4}
+#define NDHWC_TILES(X) UPTO12(X, 1) UPTO6(X, 2) UPTO4(X, 3)
+
+#define CPU_ISA_SYMBOL convt3d_cpu_isa_avx2
+#define CPU_ISA_NAME "avx2"
+#include "cpu_phase_tile.h"

@@ -1,0 +1,49 @@
+/* The stride-phase kernels for AVX-512 (F, VL, BW, DQ): 16 lanes, 32 vector
+ * registers, lane masks in k registers, so W borders cost nothing in the hot
+ * loop.  Built with its own -m flags (Makefile.am) and only picked when the
+ * CPU reports AVX-512 (cpu_omp.c). */
+#include <immintrin.h>
+
+#include "cpu_kernels.h"
+
+#define VL 16
+typedef __m512 vf;
+typedef __mmask16 vmask;
+
+static inline vf v_zero(void) { return _mm512_setzero_ps(); }
+static inline vf v_set1(float f) { return _mm512_set1_ps(f); }
+static inline vf v_loadu(const float *p) { return _mm512_loadu_ps(p); }
+static inline vf v_loadu_mask(const float *p, vmask m) { return _mm512_maskz_loadu_ps(m, p); }
+static inline void v_storeu_mask(float *p, vf v, vmask m) { _mm512_mask_storeu_ps(p, m, v); }
+static inline void v_stream(float *p, vf v) { _mm512_stream_ps(p, v); }
+static void v_fence(void) { _mm_sfence(); }
+static inline vf v_fma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+static inline vf v_bcast(const float *p) { return _mm512_set1_ps(*p); }
+static inline vmask v_mask_range(int lo, int hi)
+{
+    return (vmask)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+static inline void v_interleave2(vf a, vf b, float *p)
+{
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi =
+        _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    _mm512_storeu_ps(p, _mm512_permutex2var_ps(a, lo, b));
+    _mm512_storeu_ps(p + VL, _mm512_permutex2var_ps(a, hi, b));
+}
+
+/* Tiles keep O*V (or P*V) <= 24 accumulators in the 32 registers, leaving
+ * room for the loaded vectors and a broadcast. */
+#define NCDHW_MAXV 4
+#define NCDHW_MAXO 16
+#define NCDHW_OCB_MAX {16, 12, 8, 6}
+#define NCDHW_TILES(X) UPTO16(X, 1) UPTO12(X, 2) UPTO8(X, 3) UPTO6(X, 4)
+#define NCDHW_SPLIT_FULL 0
+#define NDHWC_MAXV 4
+#define NDHWC_MAXP 16
+#define NDHWC_POS_MAX {16, 12, 8, 6}
+#define NDHWC_TILES(X) UPTO16(X, 1) UPTO12(X, 2) UPTO8(X, 3) UPTO6(X, 4)
+
+#define CPU_ISA_SYMBOL convt3d_cpu_isa_avx512
+#define CPU_ISA_NAME "avx512"
+#include "cpu_phase_tile.h"

@@ -1,0 +1,152 @@
+/* Portable stride-phase kernels: no instruction-set flags, so they run on any
+ * host; the compiler vectorises the inner loops (`omp simd` when the build
+ * has OpenMP).  Used where no AVX2/AVX-512 variant is built or supported, and
+ * as an independent second implementation for the tests.
+ *
+ * Same phase decomposition as cpu_phase_tile.h, but accumulating into a
+ * per-thread buffer of one chunk instead of registers: for each tap the range
+ * of j whose input lies inside the row is clamped once, outside the loops. */
+#include "cpu_kernels.h"
+
+#define GEN_CHUNK 64 /* NCDHW: j positions per chunk */
+#define GEN_OCB 8    /* NCDHW: output channels per block */
+#define GEN_POS 8    /* NDHWC: positions per chunk */
+#define GEN_OCV 64   /* NDHWC: output channels per block */
+
+/* acc[o][j - j0] for the chunk's j in [j0, jend) of phase c. */
+static void ncdhw_phase_chunk(const cpu_plan *pl, const cpu_row_job *job, int64_t oc0, int nb,
+                              int64_t c, int64_t j0, int64_t jend, float *acc)
+{
+    const convt3d_shape *s = &pl->s;
+    const cpu_dim_phases *pw = &pl->ph[2];
+    const int64_t inw = s->in[2], plane = s->x_stride[1], cogp = pl->cogp;
+    const int64_t tap_stride = s->cig * cogp;
+    for (int o = 0; o < nb; o++) {
+        const float b = job->bias ? job->bias[oc0 + o] : 0.0f;
+        for (int64_t j = 0; j < jend - j0; j++)
+            acc[o * GEN_CHUNK + j] = b;
+    }
+    for (int64_t r = 0; r < job->nrt; r++)
+        for (int64_t t = pw->start[c]; t < pw->start[c + 1]; t++) {
+            const int64_t delta = pw->taps[t].delta;
+            const int64_t lo = cpu_max64(j0, -delta), hi = cpu_min64(jend, inw - delta);
+            if (lo >= hi)
+                continue;
+            const float *xr = job->x + job->rt[r].x_off + delta;
+            const float *wr = job->w + (job->rt[r].w_tap + pw->taps[t].k) * tap_stride + oc0;
+            for (int64_t ic = 0; ic < s->cig; ic++) {
+                const float *xi = xr + ic * plane;
+                for (int o = 0; o < nb; o++) {
+                    const float wv = wr[ic * cogp + o];
+                    float *ao = acc + o * GEN_CHUNK - j0;
+#if defined(_OPENMP)
+#pragma omp simd
+#endif
+                    for (int64_t j = lo; j < hi; j++)
+                        ao[j] += wv * xi[j];
+                }
+            }
+        }
+}
+
+static void row_ncdhw(const cpu_plan *pl, const cpu_row_job *job)
+{
+    const convt3d_shape *s = &pl->s;
+    const int64_t sw = s->s[2], outw = s->out[2], ys1 = s->y_stride[1];
+    float *acc = job->scratch;
+    for (int64_t oc0 = 0; oc0 < s->cog; oc0 += GEN_OCB) {
+        const int nb = (int)cpu_min64(GEN_OCB, s->cog - oc0);
+        for (int64_t j0 = job->j0; j0 < job->j1; j0 += GEN_CHUNK)
+            for (int64_t c = 0; c < pl->ph[2].nphase; c++) {
+                const int64_t jend =
+                    cpu_min64(cpu_min64(j0 + GEN_CHUNK, cpu_phase_len(outw, sw, c)), job->j1);
+                if (jend <= j0)
+                    continue;
+                ncdhw_phase_chunk(pl, job, oc0, nb, c, j0, jend, acc);
+                for (int o = 0; o < nb; o++) {
+                    float *yc = job->y + (oc0 + o) * ys1 + j0 * sw + c;
+                    for (int64_t j = 0; j < jend - j0; j++)
+                        yc[j * sw] = acc[o * GEN_CHUNK + j];
+                }
+            }
+    }
+}
+
+/* acc[p][o] for positions j0 + p < jend of phase c, channels oc0 .. oc0+nb. */
+static void ndhwc_phase_chunk(const cpu_plan *pl, const cpu_row_job *job, int64_t oc0, int nb,
+                              int64_t c, int64_t j0, int64_t jend, float *acc)
+{
+    const convt3d_shape *s = &pl->s;
+    const cpu_dim_phases *pw = &pl->ph[2];
+    const int64_t inw = s->in[2], xw = s->x_stride[4], cogp = pl->cogp;
+    const int64_t tap_stride = s->cig * cogp;
+    for (int64_t p = 0; p < jend - j0; p++)
+        for (int o = 0; o < nb; o++)
+            acc[p * GEN_OCV + o] = job->bias ? job->bias[oc0 + o] : 0.0f;
+    for (int64_t r = 0; r < job->nrt; r++)
+        for (int64_t t = pw->start[c]; t < pw->start[c + 1]; t++) {
+            const int64_t delta = pw->taps[t].delta;
+            const int64_t lo = cpu_max64(j0, -delta), hi = cpu_min64(jend, inw - delta);
+            const float *wr = job->w + (job->rt[r].w_tap + pw->taps[t].k) * tap_stride + oc0;
+            for (int64_t j = lo; j < hi; j++) {
+                const float *xp = job->x + job->rt[r].x_off + (j + delta) * xw;
+                float *ap = acc + (j - j0) * GEN_OCV;
+                for (int64_t ic = 0; ic < s->cig; ic++) {
+                    const float xv = xp[ic];
+                    const float *wi = wr + ic * cogp;
+#if defined(_OPENMP)
+#pragma omp simd
+#endif
+                    for (int o = 0; o < nb; o++)
+                        ap[o] += xv * wi[o];
+                }
+            }
+        }
+}
+
+static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
+{
+    const convt3d_shape *s = &pl->s;
+    const int64_t sw = s->s[2], outw = s->out[2], ys4 = s->y_stride[4];
+    float *acc = job->scratch;
+    for (int64_t oc0 = 0; oc0 < s->cog; oc0 += GEN_OCV) {
+        const int nb = (int)cpu_min64(GEN_OCV, s->cog - oc0);
+        for (int64_t j0 = job->j0; j0 < job->j1; j0 += GEN_POS)
+            for (int64_t c = 0; c < pl->ph[2].nphase; c++) {
+                const int64_t jend =
+                    cpu_min64(cpu_min64(j0 + GEN_POS, cpu_phase_len(outw, sw, c)), job->j1);
+                if (jend <= j0)
+                    continue;
+                ndhwc_phase_chunk(pl, job, oc0, nb, c, j0, jend, acc);
+                for (int64_t p = 0; p < jend - j0; p++) {
+                    float *yp = job->y + ((j0 + p) * sw + c) * ys4 + oc0;
+                    for (int o = 0; o < nb; o++)
+                        yp[o] = acc[p * GEN_OCV + o];
+                }
+            }
+    }
+}
+
+static void plan_generic(cpu_plan *pl)
+{
+    if (pl->s.layout == CONVT3D_LAYOUT_NCDHW) {
+        pl->tile_a = GEN_CHUNK;
+        pl->tile_b = GEN_OCB;
+        pl->chunk = GEN_CHUNK;
+        pl->scratch_bytes = GEN_OCB * GEN_CHUNK * sizeof(float);
+    } else {
+        pl->tile_a = GEN_POS;
+        pl->tile_b = GEN_OCV;
+        pl->chunk = GEN_POS;
+        pl->scratch_bytes = GEN_POS * GEN_OCV * sizeof(float);
+    }
+}
+
+const cpu_isa convt3d_cpu_isa_generic = {"generic",
+                                         1,
+                                         plan_generic,
+                                         row_ncdhw,
+                                         row_ndhwc,
+                                         "cpu/f32_phase_gather_ncdhw__generic",
+                                         "cpu/f32_phase_gather_ndhwc__generic",
+                                         NULL};
