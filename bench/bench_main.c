@@ -1,10 +1,361 @@
-/* convt3d-bench: placeholder until the benchmark driver lands. */
+/* convt3d-bench: times convt3d against oneDNN (CPU) and cuDNN (GPU) in the
+ * same run, on the bench suite, benchdnn descriptors or a shape from flags,
+ * verifies every implementation against the reference and prints a table.
+ *
+ * Flow: options -> problems -> devices -> floors -> for each problem: data,
+ * reference, then each device's implementations -> table rows as they come
+ * -> summary -> JSON.  Exit status: 0 fine, 1 a verification mismatch, 2 an
+ * error. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include <convt3d.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
-int main(void)
+#include "bench.h"
+#include "calib.h"
+#include "cases.h"
+#include "cli.h"
+#include "data.h"
+#include "gpu_util.h"
+#include "results.h"
+
+/* --threads for convt3d and oneDNN alike: both run on the same OpenMP
+ * runtime, which reads the calling thread's setting. */
+static int setup_threads(const bench_options *o)
 {
-    printf("convt3d-bench %s: the benchmark driver is not written yet\n", convt3d_version());
+#ifdef _OPENMP
+    if (o->threads > 0)
+        omp_set_num_threads(o->threads);
+    return omp_get_max_threads();
+#else
+    if (o->threads > 1)
+        fprintf(stderr, "convt3d-bench: built without OpenMP: --threads=%d ignored\n",
+                o->threads);
+    return 1;
+#endif
+}
+
+static const char *no_cuda_reason(void)
+{
+    if (!convt3d_has_cuda_support())
+        return "convt3d was built without CUDA";
+    return "no CUDA device (convt3d_cuda_device_count() = 0)";
+}
+
+static void add_cuda(device_run *d, int ordinal, int available)
+{
+    memset(d, 0, sizeof *d);
+    d->is_cuda = 1;
+    d->ordinal = ordinal;
+    d->available = available;
+    if (available)
+        snprintf(d->name, sizeof d->name, "cuda:%d", ordinal);
+    else {
+        snprintf(d->name, sizeof d->name, "cuda");
+        snprintf(d->why, sizeof d->why, "%s", no_cuda_reason());
+    }
+}
+
+/* --device: cpu | cuda | cuda:N | all; default cpu plus cuda:0 when present. */
+static int resolve_devices(const bench_options *o, int threads, device_run *devs, int *n_dev)
+{
+    const char *spec = o->device ? o->device : "default";
+    const int count = convt3d_cuda_device_count();
+    const int all = strcmp(spec, "all") == 0, dflt = strcmp(spec, "default") == 0;
+    int n = 0, want_cpu = all || dflt || strcmp(spec, "cpu") == 0;
+    if (want_cpu) {
+        memset(&devs[n], 0, sizeof devs[n]);
+        snprintf(devs[n].name, sizeof devs[n].name, "cpu");
+        devs[n].available = 1;
+        devs[n].threads = threads;
+        calib_cpu_model(devs[n].model, sizeof devs[n].model);
+        n++;
+    }
+    if (all || dflt) {
+        if (count == 0)
+            add_cuda(&devs[n++], 0, 0);
+        for (int i = 0; i < count && n < MAX_DEVICES && (all || i == 0); i++)
+            add_cuda(&devs[n++], i, 1);
+    } else if (!want_cpu) {
+        convt3d_device d;
+        if (convt3d_device_parse(spec, &d) != CONVT3D_SUCCESS || d.kind != CONVT3D_DEVICE_CUDA) {
+            fprintf(stderr, "convt3d-bench: --device=%s: expected cpu, cuda, cuda:N or all\n",
+                    spec);
+            return -1;
+        }
+        if (d.ordinal >= count) {
+            fprintf(stderr, "convt3d-bench: --device=%s: %s\n", spec,
+                    count ? "no such device" : no_cuda_reason());
+            if (count)
+                fprintf(stderr, "  this machine has %d CUDA device(s)\n", count);
+            return -1;
+        }
+        add_cuda(&devs[n++], d.ordinal, 1);
+    }
+    for (int i = 0; i < n; i++) {
+        if (!devs[i].is_cuda || !devs[i].available)
+            continue;
+        size_t l2 = 0;
+        char err[256];
+        if (gpu_device_info(devs[i].ordinal, devs[i].model, sizeof devs[i].model, &l2, err,
+                            sizeof err)) {
+            devs[i].available = 0;
+            snprintf(devs[i].why, sizeof devs[i].why, "%s", err);
+        } else {
+            const size_t len = strlen(devs[i].model);
+            snprintf(devs[i].model + len, sizeof devs[i].model - len, ", L2 %.0f MB",
+                     (double)l2 / (1 << 20));
+        }
+    }
+    *n_dev = n;
     return 0;
+}
+
+static void calibrate_devices(const bench_options *o, device_run *devs, int n_dev)
+{
+    const calib_mode mode = o->calibrate      ? CALIB_FORCE
+                            : o->no_calibrate ? CALIB_CACHE_ONLY
+                                              : CALIB_AUTO;
+    for (int i = 0; i < n_dev; i++) {
+        device_run *d = &devs[i];
+        if (!d->available)
+            continue;
+        if (mode != CALIB_CACHE_ONLY)
+            fprintf(stderr, "convt3d-bench: floors of %s: %s\n", d->name,
+                    mode == CALIB_FORCE ? "measuring (--calibrate)"
+                                        : "from the cache, or a quick measurement");
+        const int rc = d->is_cuda ? calib_cuda(d->ordinal, mode, &d->floor, d->floor_err,
+                                               sizeof d->floor_err)
+                                  : calib_cpu(d->threads, mode, &d->floor, d->floor_err,
+                                              sizeof d->floor_err);
+        if (rc)
+            d->floor.valid = 0;
+    }
+}
+
+static void list_cases(const case_list *cl)
+{
+    for (size_t i = 0; i < cl->n; i++) {
+        const bench_case *c = &cl->v[i];
+        printf("%s  (%s)\n", c->label, c->origin);
+        if (c->text[0])
+            printf("  given:      %s\n", c->text);
+        if (c->canonical[0])
+            printf("  canonical:  %s\n", c->canonical);
+        if (c->kind == CASE_RUN)
+            printf("  PyTorch:    %s\n  work:       %.3f GFLOP\n", c->pytorch,
+                   2e-9 * problem_macs(&c->problem));
+        else
+            printf("  %s\n", c->reason);
+    }
+}
+
+/* Inputs, reference and host output of one problem.  0, or -1 with why. */
+static int problem_setup(bench_problem *bp, const bench_case *bc, const bench_options *o,
+                         size_t index, char *why, size_t why_size)
+{
+    memset(bp, 0, sizeof *bp);
+    bp->p = bc->problem;
+    convt3d_output_dims(&bp->p, bp->out);
+    convt3d_tensor_elems(&bp->p, &bp->x_elems, &bp->w_elems, &bp->y_elems);
+    bp->b_elems = bp->p.has_bias ? bp->p.out_channels : 0;
+    bp->macs = problem_macs(&bp->p);
+    bp->flops = 2 * bp->macs;
+    bp->bytes = 4.0 * (double)(bp->x_elems + bp->w_elems + bp->b_elems + bp->y_elems);
+    bp->x = data_alloc(bp->x_elems);
+    bp->w = data_alloc(bp->w_elems);
+    bp->y = data_alloc(bp->y_elems);
+    bp->b = bp->b_elems ? data_alloc(bp->b_elems) : NULL;
+    if (!bp->x || !bp->w || !bp->y || (bp->b_elems && !bp->b)) {
+        snprintf(why, why_size, "out of host memory (x, w and y need %.2f GB)",
+                 bp->bytes * 1e-9);
+        return -1;
+    }
+    /* Fresh data per problem, reproducible from --seed. */
+    const uint64_t base = o->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)index * 4;
+    data_fill_uniform(bp->x, bp->x_elems, base);
+    data_fill_uniform(bp->w, bp->w_elems, base + 1);
+    if (bp->b)
+        data_fill_uniform(bp->b, bp->b_elems, base + 2);
+    return 0;
+}
+
+static void problem_release(bench_problem *bp)
+{
+    data_free(bp->x);
+    data_free(bp->w);
+    data_free(bp->y);
+    data_free(bp->b);
+    verify_plan_free(&bp->vp);
+    memset(bp, 0, sizeof *bp);
+}
+
+static void run_on_cpu(const bench_problem *bp, const bench_options *o, const bench_settings *s,
+                       case_result *cr, int d)
+{
+    run_convt3d_cpu(bp, s, &cr->impl[d][0]);
+    cr->n_impl[d] = 1;
+    if (o->baselines) {
+        run_onednn(bp, s, &cr->impl[d][1], &cr->impl[d][2]);
+        cr->n_impl[d] = 3;
+    }
+}
+
+static void run_on_cuda(const bench_problem *bp, const bench_options *o, const bench_settings *s,
+                        case_result *cr, int d, int ordinal)
+{
+    char err[512];
+    gpu_bufs g;
+    cr->n_impl[d] = o->baselines ? 2 : 1;
+    if (gpu_bufs_create(&g, ordinal, bp->x, bp->x_elems, bp->w, bp->w_elems, bp->b, bp->b_elems,
+                        bp->y_elems, err, sizeof err)) {
+        for (int i = 0; i < cr->n_impl[d]; i++) {
+            impl_init(&cr->impl[d][i], i ? "cuDNN" : "convt3d", i);
+            impl_set(&cr->impl[d][i], IMPL_FAILED, "device buffers: %s", err);
+        }
+        return;
+    }
+    run_convt3d_cuda(bp, &g, s, &cr->impl[d][0]);
+    if (o->baselines)
+        run_cudnn(bp, &g, s, &cr->impl[d][1]);
+    gpu_bufs_destroy(&g);
+}
+
+static void run_case(size_t index, const bench_case *bc, const bench_options *o,
+                     const bench_settings *s, const device_run *devs, int n_dev, case_result *cr)
+{
+    memset(cr, 0, sizeof *cr);
+    cr->bc = bc;
+    if (bc->kind != CASE_RUN)
+        return;
+    cr->macs = problem_macs(&bc->problem);
+    cr->flops = 2 * cr->macs;
+    if (o->max_gflop > 0 && cr->flops * 1e-9 > o->max_gflop) {
+        snprintf(cr->skip, sizeof cr->skip, "%.1f GFLOP > --max-gflop=%g", cr->flops * 1e-9,
+                 o->max_gflop);
+        return;
+    }
+    bench_problem bp;
+    if (problem_setup(&bp, bc, o, index, cr->skip, sizeof cr->skip)) {
+        cr->error = 1;
+        problem_release(&bp);
+        return;
+    }
+    cr->bytes = bp.bytes;
+    verify_plan_choose(&bp.p, o->verify, o->verify_gmac * 1e9, &bp.vp);
+    if (o->verbose && bp.vp.mode != VERIFY_SKIPPED)
+        fprintf(stderr, "convt3d-bench: %s: reference (%.2f GMAC)...\n", bc->label,
+                bp.vp.macs * 1e-9);
+    char err[512];
+    if (verify_run_reference(&bp.vp, &bp.p, bp.x, bp.w, bp.b, err, sizeof err))
+        fprintf(stderr, "convt3d-bench: %s: %s: verification skipped\n", bc->label, err);
+    cr->vmode = bp.vp.mode;
+    snprintf(cr->vwhy, sizeof cr->vwhy, "%s", bp.vp.why);
+    cr->ref_seconds = bp.vp.ref_seconds;
+    cr->ran = 1;
+    for (int d = 0; d < n_dev; d++) {
+        if (!devs[d].available)
+            continue;
+        if (o->verbose)
+            fprintf(stderr, "convt3d-bench: %s on %s...\n", bc->label, devs[d].name);
+        if (devs[d].is_cuda)
+            run_on_cuda(&bp, o, s, cr, d, devs[d].ordinal);
+        else
+            run_on_cpu(&bp, o, s, cr, d);
+    }
+    problem_release(&bp);
+}
+
+static int exit_status(const case_result *res, size_t n, int n_dev)
+{
+    int mismatch = 0, error = 0;
+    for (size_t c = 0; c < n; c++) {
+        const bench_case *bc = res[c].bc;
+        if (bc->kind == CASE_INVALID || bc->kind == CASE_MALFORMED || res[c].error)
+            error = 1;
+        for (int d = 0; d < n_dev; d++)
+            for (int i = 0; i < res[c].n_impl[d]; i++) {
+                const impl_result *r = &res[c].impl[d][i];
+                mismatch |= impl_mismatch(r);
+                /* a baseline that fails to run only loses its comparison */
+                error |= r->state == IMPL_FAILED && !r->baseline;
+            }
+    }
+    return mismatch ? 1 : error ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    /* fp32 means fp32: no TF32 in cuDNN even if the environment allows it. */
+    setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
+    bench_options o;
+    const int parsed = cli_parse(argc, argv, &o);
+    if (parsed)
+        return parsed > 0 ? 0 : 2;
+    const int threads = setup_threads(&o);
+    const int only_calibrate =
+        o.calibrate && !o.n_suites && !o.n_batches && !o.n_descs && !o.have_shape;
+
+    case_list cl = {0};
+    if (!only_calibrate && cases_build(&o, &cl)) {
+        cases_free(&cl);
+        return 2;
+    }
+    if (o.list) {
+        list_cases(&cl);
+        cases_free(&cl);
+        return 0;
+    }
+    device_run devs[MAX_DEVICES];
+    int n_dev = 0;
+    if (resolve_devices(&o, threads, devs, &n_dev))
+        return 2;
+    calibrate_devices(&o, devs, n_dev);
+    char extra[256];
+    snprintf(extra, sizeof extra, "baselines: %s", o.baselines ? onednn_version() : "off");
+    if (o.baselines && convt3d_has_cuda_support()) {
+        const size_t len = strlen(extra);
+        snprintf(extra + len, sizeof extra - len, " (cpu), %s (cuda)", cudnn_version());
+    }
+    report_header(stdout, devs, n_dev, &o, extra);
+    if (only_calibrate)
+        return 0;
+
+    bench_settings s;
+    memset(&s, 0, sizeof s);
+    s.timing.budget_s = o.budget_s;
+    s.timing.reps = o.reps;
+    s.timing.warmup = o.warmup;
+    s.timing.max_reps = 1000;
+    s.tol = o.tol;
+    s.verbose = o.verbose;
+    s.staged = o.staged || o.verbose;
+
+    case_result *res = calloc(cl.n ? cl.n : 1, sizeof *res);
+    if (!res) {
+        fprintf(stderr, "convt3d-bench: out of memory\n");
+        return 2;
+    }
+    report_table_head(stdout);
+    for (size_t c = 0; c < cl.n; c++) {
+        run_case(c, &cl.v[c], &o, &s, devs, n_dev, &res[c]);
+        report_case(stdout, &res[c], devs, n_dev, o.verbose);
+    }
+    report_summary(stdout, res, cl.n, devs, n_dev, &o);
+    int status = exit_status(res, cl.n, n_dev);
+    if (o.json && json_write(o.json, res, cl.n, devs, n_dev, &o)) {
+        fprintf(stderr, "convt3d-bench: could not write --json=%s\n", o.json);
+        status = status ? status : 2;
+    }
+    cudnn_release();
+    free(res);
+    cases_free(&cl);
+    return status;
 }

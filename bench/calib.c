@@ -1,0 +1,221 @@
+/* Floors: the cache of measured ceilings and the "% of floor" figure.
+ * Cache format, one device per line:
+ *   <key> TAB <GFLOP/s> TAB <GB/s> TAB <unix time>
+ * where key names what was measured ("cpu|<model>|threads=N",
+ * "cuda|<ordinal>|<name>"), so a different machine, GPU or thread count gets
+ * its own line.  The default run measures quickly (about a second) when its
+ * line is missing; --calibrate measures longer and replaces it. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "calib.h"
+#include "gpu_util.h"
+
+#define LINE_MAX_LEN 512
+#define MAX_LINES 256
+
+const char *calib_cache_path(void)
+{
+    static char path[1024];
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(path, sizeof path, "%s/convt3d/calibration", xdg);
+    else if (home && *home)
+        snprintf(path, sizeof path, "%s/.cache/convt3d/calibration", home);
+    else
+        snprintf(path, sizeof path, ".convt3d-calibration");
+    return path;
+}
+
+/* mkdir -p of the directory part of path. */
+static void make_parent_dirs(const char *path)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0755);
+            *p = '/';
+        }
+    mkdir(dir, 0755);
+}
+
+static int cache_lookup(const char *key, floor_rates *out)
+{
+    FILE *f = fopen(calib_cache_path(), "r");
+    if (!f)
+        return -1;
+    char line[LINE_MAX_LEN];
+    int found = -1;
+    const size_t klen = strlen(key);
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, klen) != 0 || line[klen] != '\t')
+            continue;
+        double gf = 0, bw = 0;
+        long long when = 0;
+        if (sscanf(line + klen + 1, "%lf\t%lf\t%lld", &gf, &bw, &when) == 3 && gf > 0 && bw > 0) {
+            out->gflops = gf;
+            out->gbps = bw;
+            out->valid = 1;
+            const time_t t = (time_t)when;
+            struct tm tm;
+            char stamp[32] = "?";
+            if (localtime_r(&t, &tm))
+                strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M", &tm);
+            snprintf(out->source, sizeof out->source, "cached %s", stamp);
+            found = 0;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* Replaces key's line (or appends it), through a temporary file and rename. */
+static int cache_store(const char *key, double gflops, double gbps)
+{
+    const char *path = calib_cache_path();
+    static char lines[MAX_LINES][LINE_MAX_LEN];
+    int n = 0;
+    const size_t klen = strlen(key);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        while (n < MAX_LINES - 1 && fgets(lines[n], LINE_MAX_LEN, f))
+            if (!(strncmp(lines[n], key, klen) == 0 && lines[n][klen] == '\t'))
+                n++;
+        fclose(f);
+    }
+    snprintf(lines[n++], LINE_MAX_LEN, "%s\t%.3f\t%.3f\t%lld\n", key, gflops, gbps,
+             (long long)time(NULL));
+    make_parent_dirs(path);
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    if (n > 0 && lines[0][0] != '#')
+        fputs("# convt3d-bench calibration: key, fp32 GFLOP/s, copy GB/s, unix time\n", f);
+    for (int i = 0; i < n; i++)
+        fputs(lines[i], f);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+void calib_cpu_model(char *buf, size_t size)
+{
+    snprintf(buf, size, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0)
+            continue;
+        const char *v = strchr(line, ':');
+        if (!v)
+            break;
+        v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        snprintf(buf, size, "%s", v);
+        buf[strcspn(buf, "\n")] = '\0';
+        break;
+    }
+    fclose(f);
+    /* the key is tab-separated */
+    for (char *p = buf; *p; p++)
+        if (*p == '\t' || *p == '|')
+            *p = ' ';
+}
+
+static int finish(const char *key, double gflops, double gbps, floor_rates *out, char *err,
+                  size_t err_size)
+{
+    out->gflops = gflops;
+    out->gbps = gbps;
+    out->valid = 1;
+    if (cache_store(key, gflops, gbps))
+        snprintf(out->source, sizeof out->source, "measured now (could not write %s: %s)",
+                 calib_cache_path(), strerror(errno));
+    else
+        snprintf(out->source, sizeof out->source, "measured now");
+    (void)err, (void)err_size;
+    return 0;
+}
+
+static int cache_only_miss(const floor_rates *out, char *err, size_t err_size)
+{
+    snprintf(err, err_size, "no calibration for \"%s\" in %s (run convt3d-bench --calibrate)",
+             out->key, calib_cache_path());
+    return -1;
+}
+
+int calib_cpu(int threads, calib_mode mode, floor_rates *out, char *err, size_t err_size)
+{
+    char model[256], isa[32];
+    memset(out, 0, sizeof *out);
+    calib_cpu_model(model, sizeof model);
+    snprintf(out->key, sizeof out->key, "cpu|%s|threads=%d", model, threads);
+    if (mode != CALIB_FORCE && cache_lookup(out->key, out) == 0)
+        return 0;
+    if (mode == CALIB_CACHE_ONLY)
+        return cache_only_miss(out, err, err_size);
+    double gf = 0, bw = 0;
+    if (calib_measure_cpu(threads, mode != CALIB_FORCE, &gf, &bw, isa, sizeof isa)) {
+        snprintf(err, err_size, "the CPU calibration measured nothing");
+        return -1;
+    }
+    return finish(out->key, gf, bw, out, err, err_size);
+}
+
+int calib_cuda(int ordinal, calib_mode mode, floor_rates *out, char *err, size_t err_size)
+{
+    memset(out, 0, sizeof *out);
+#if CONVT3D_HAVE_CUDA
+    char name[256];
+    size_t l2 = 0;
+    if (gpu_device_info(ordinal, name, sizeof name, &l2, err, err_size))
+        return -1;
+    for (char *p = name; *p; p++)
+        if (*p == '\t' || *p == '|')
+            *p = ' ';
+    snprintf(out->key, sizeof out->key, "cuda|%d|%s", ordinal, name);
+    if (mode != CALIB_FORCE && cache_lookup(out->key, out) == 0)
+        return 0;
+    if (mode == CALIB_CACHE_ONLY)
+        return cache_only_miss(out, err, err_size);
+    double gf = 0, bw = 0;
+    if (calib_measure_cuda(ordinal, mode != CALIB_FORCE, &gf, &bw, name, sizeof name, err, err_size))
+        return -1;
+    return finish(out->key, gf, bw, out, err, err_size);
+#else
+    (void)ordinal, (void)mode;
+    snprintf(err, err_size, "this convt3d-bench was built without CUDA");
+    return -1;
+#endif
+}
+
+double calib_floor_pct(const floor_rates *f, double flops, double bytes, double seconds)
+{
+    if (!f || !f->valid || seconds <= 0)
+        return -1;
+    const double t_compute = flops / (f->gflops * 1e9), t_memory = bytes / (f->gbps * 1e9);
+    return 100.0 * (t_compute > t_memory ? t_compute : t_memory) / seconds;
+}

@@ -1,0 +1,67 @@
+/* The bench's side of the GPU: checked CUDA runtime calls (from C), the
+ * device buffer sets that timed runs rotate through so that the working set
+ * exceeds the L2 cache, and event timing.  Everything returns 0 or -1 with a
+ * message naming the failed call; in a build without CUDA every function
+ * fails with "built without CUDA". */
+#ifndef CONVT3D_BENCH_GPU_UTIL_H
+#define CONVT3D_BENCH_GPU_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "timing.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPU_MAX_SETS 16
+
+typedef struct gpu_bufs {
+    int ordinal;
+    int sets;                 /* input/output pairs rotated through */
+    float *x[GPU_MAX_SETS];   /* each a copy of the host input */
+    float *y[GPU_MAX_SETS];
+    float *w, *b;             /* device copies of weight and bias (b NULL without bias) */
+    int64_t x_elems, y_elems, w_elems, b_elems;
+    size_t l2_bytes;
+    void *stream;             /* cudaStream_t of every timed run */
+} gpu_bufs;
+
+/* Name and L2 size of a device. */
+int gpu_device_info(int ordinal, char *name, size_t name_size, size_t *l2_bytes, char *err,
+                    size_t err_size);
+
+/* Allocates and fills enough sets that they exceed twice the L2 cache (at
+ * most GPU_MAX_SETS, and only what fits in half the free memory). */
+int gpu_bufs_create(gpu_bufs *g, int ordinal, const float *x, int64_t x_elems, const float *w,
+                    int64_t w_elems, const float *b, int64_t b_elems, int64_t y_elems, char *err,
+                    size_t err_size);
+void gpu_bufs_destroy(gpu_bufs *g);
+
+/* NaN into a device output (on the buffers' stream). */
+int gpu_poison(const gpu_bufs *g, float *d, int64_t elems, char *err, size_t err_size);
+/* Waits for the buffers' stream. */
+int gpu_sync(const gpu_bufs *g, char *err, size_t err_size);
+/* Device -> host copy (synchronous). */
+int gpu_download(float *host, const float *dev, int64_t elems, char *err, size_t err_size);
+
+/* Enqueues one run on buffer set `set` on `stream`; returns 0 on success or
+ * -1 with a message in err. */
+typedef int (*gpu_enqueue_fn)(void *ctx, int set, void *stream, char *err, size_t err_size);
+
+/* Warm-up, then timed runs with a CUDA event pair around each, rotating the
+ * buffer sets; batches of runs are queued behind a spin kernel so that host
+ * launch latency does not enter the events.  first_s: the duration of the
+ * verification run (an estimate). */
+int gpu_time(const timing_cfg *cfg, gpu_enqueue_fn fn, void *ctx, const gpu_bufs *g,
+             double first_s, timing_stats *out, char *err, size_t err_size);
+
+/* gpu_kernels.cu: a one-thread kernel that spins for `microseconds`. */
+int gpu_spin(void *stream, double microseconds);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,317 @@
+/* The readable table: one row per implementation and device, a problem's
+ * rows together, footnotes for the marks used, and the summary lines. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "results.h"
+
+#define ROW "%-24s %-7s %-15s %11s %9s %7s %9s %9s  %s\n"
+
+int impl_mismatch(const impl_result *r)
+{
+    return r->state == IMPL_OK && r->verify.checked && !r->verify.ok;
+}
+
+static int usable(const impl_result *r) { return r->state == IMPL_OK && !impl_mismatch(r); }
+
+int ours_index(const impl_result *impls, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!impls[i].baseline)
+            return i;
+    return -1;
+}
+
+int best_baseline(const impl_result *impls, int n)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (impls[i].baseline && usable(&impls[i]) &&
+            (best < 0 || impls[i].time.median_ms < impls[best].time.median_ms))
+            best = i;
+    return best;
+}
+
+double speedup_of(const impl_result *impls, int n)
+{
+    const int o = ours_index(impls, n), b = best_baseline(impls, n);
+    if (o < 0 || b < 0 || !usable(&impls[o]) || impls[o].time.median_ms <= 0)
+        return 0;
+    return impls[b].time.median_ms / impls[o].time.median_ms;
+}
+
+/* Footnote marks used so far in the table. */
+static int used_few_reps, used_no_bias, used_sampled;
+
+void report_header(FILE *f, const device_run *devs, int n_dev, const bench_options *o,
+                   const char *extra)
+{
+    fprintf(f, "convt3d-bench %s: ConvTranspose3d, fp32, median of timed runs after warm-up\n",
+            convt3d_version());
+    for (int i = 0; i < n_dev; i++) {
+        const device_run *d = &devs[i];
+        if (!d->available) {
+            fprintf(f, "  %-7s skipped: %s\n", d->name, d->why);
+            continue;
+        }
+        if (d->is_cuda)
+            fprintf(f, "  %-7s %s", d->name, d->model);
+        else
+            fprintf(f, "  %-7s %s, %d OpenMP thread%s", d->name, d->model, d->threads,
+                    d->threads == 1 ? "" : "s");
+        if (d->floor.valid)
+            fprintf(f, "; floor %.1f GFLOP/s fp32 FMA, %.1f GB/s copy (%s)\n", d->floor.gflops,
+                    d->floor.gbps, d->floor.source);
+        else
+            fprintf(f, "; floor unknown (%s)\n", d->floor_err);
+    }
+    if (extra && *extra)
+        fprintf(f, "  %s\n", extra);
+    fprintf(f, "  verification: convt3d_reference on fresh uniform [-1,1) data (seed %llu); "
+               "pass: relative L2 error <= %.0e\n",
+            (unsigned long long)o->seed, o->tol);
+    fprintf(f, "  timing: %s per measurement%s\n\n",
+            o->reps ? "fixed repetition count" : "adaptive repetitions within --budget",
+            o->reps ? "" : "");
+    used_few_reps = used_no_bias = used_sampled = 0;
+}
+
+void report_table_head(FILE *f)
+{
+    fprintf(f, ROW, "shape", "device", "impl", "median ms", "GFLOP/s", "%floor", "speed-up",
+            "max err", "check");
+    fprintf(f, ROW, "------------------------", "-------", "---------------", "-----------",
+            "---------", "-------", "---------", "---------", "-------");
+}
+
+static void shorten(const char *label, char *buf, size_t width)
+{
+    if (strlen(label) <= width)
+        snprintf(buf, width + 1, "%s", label);
+    else
+        snprintf(buf, width + 1, "%.*s...", (int)(width - 3), label);
+}
+
+static const char *state_word(impl_state s)
+{
+    switch (s) {
+    case IMPL_SKIPPED: return "skipped";
+    case IMPL_UNSUPPORTED: return "unsupported";
+    case IMPL_FAILED: return "FAILED";
+    default: return "";
+    }
+}
+
+static void impl_row(FILE *f, const char *shape, const char *dev, const case_result *cr,
+                     const device_run *d, const impl_result *impls, int n, int i, int verbose)
+{
+    const impl_result *r = &impls[i];
+    char name[32], med[32], gf[32], pct[32], sp[32], err[32], check[32];
+    snprintf(name, sizeof name, "%s%s", r->name, r->without_bias ? " (no bias)" : "");
+    if (r->without_bias)
+        used_no_bias = 1;
+    if (r->state != IMPL_OK) {
+        fprintf(f, "%-24s %-7s %-15s %s: %s\n", shape, dev, name, state_word(r->state), r->note);
+        return;
+    }
+    const double ms = r->time.median_ms;
+    snprintf(med, sizeof med, "%.3f%s", ms, r->time.reps < 3 ? "*" : "");
+    if (r->time.reps < 3)
+        used_few_reps = 1;
+    const double gflops = cr->flops / (ms * 1e-3) * 1e-9;
+    snprintf(gf, sizeof gf, gflops < 10 ? "%.2f" : "%.1f", gflops);
+    const double p = calib_floor_pct(&d->floor, cr->flops, cr->bytes, ms * 1e-3);
+    if (p >= 0)
+        snprintf(pct, sizeof pct, "%.1f%%", p);
+    else
+        snprintf(pct, sizeof pct, "-");
+    sp[0] = '\0';
+    if (!r->baseline) {
+        const double s = speedup_of(impls, n);
+        snprintf(sp, sizeof sp, s > 0 ? "%.2fx" : "-", s);
+    } else if (best_baseline(impls, n) == i) {
+        snprintf(sp, sizeof sp, "best");
+    }
+    if (!r->verify.checked) {
+        snprintf(err, sizeof err, "skipped");
+        snprintf(check, sizeof check, "skipped");
+    } else {
+        snprintf(err, sizeof err, "%.1e", r->verify.max_rel);
+        snprintf(check, sizeof check, "%s%s", r->verify.ok ? "" : "FAIL ",
+                 cr->vmode == VERIFY_SAMPLED ? "sampled" : "full");
+        if (cr->vmode == VERIFY_SAMPLED)
+            used_sampled = 1;
+    }
+    fprintf(f, ROW, shape, dev, name, med, gf, pct, sp, err, check);
+    if (!r->verify.ok && r->verify.checked)
+        fprintf(f, "%33s MISMATCH: relative L2 error %.3e > tolerance, max abs %.3e, %lld "
+                   "non-finite outputs\n",
+                "", r->verify.rel_l2, r->verify.max_abs, (long long)r->verify.nonfinite);
+    if (verbose) {
+        fprintf(f, "%33s min %.3f  max %.3f ms, %d timed + %d warm-up runs; %s\n", "",
+                r->time.min_ms, r->time.max_ms, r->time.reps, r->time.warmups,
+                r->detail[0] ? r->detail : "-");
+        if (r->verify.checked)
+            fprintf(f, "%33s relative L2 error %.2e, max abs error %.2e\n", "",
+                    r->verify.rel_l2, r->verify.max_abs);
+        if (r->staged.valid)
+            fprintf(f, "%33s staged (host pointers, copies included): median %.3f ms, min %.3f, "
+                       "max %.3f\n",
+                    "", r->staged.median_ms, r->staged.min_ms, r->staged.max_ms);
+    }
+}
+
+void report_case(FILE *f, const case_result *cr, const device_run *devs, int n_dev, int verbose)
+{
+    const bench_case *bc = cr->bc;
+    char shape[32];
+    shorten(bc->label, shape, 24);
+    if (verbose) {
+        fprintf(f, "%s  (%s)\n", bc->label, bc->origin);
+        if (bc->text[0])
+            fprintf(f, "  given:      %s\n", bc->text);
+        if (bc->canonical[0])
+            fprintf(f, "  canonical:  %s\n", bc->canonical);
+        if (bc->kind == CASE_RUN)
+            fprintf(f, "  PyTorch:    %s\n  work:       %.3f GFLOP, %.1f MB moved at least\n",
+                    bc->pytorch, cr->flops * 1e-9, cr->bytes * 1e-6);
+        if (cr->ran)
+            fprintf(f, "  verified:   %s (%s)%s\n",
+                    cr->vmode == VERIFY_FULL      ? "in full"
+                    : cr->vmode == VERIFY_SAMPLED ? "on a sample"
+                                                  : "no",
+                    cr->vwhy, cr->ref_seconds > 0 ? "" : "");
+    }
+    if (bc->kind != CASE_RUN) {
+        fprintf(f, "%-24s %s\n", shape, bc->reason);
+        return;
+    }
+    if (!cr->ran) {
+        fprintf(f, "%-24s %s%s\n", shape, cr->error ? "ERROR: " : "skipped: ", cr->skip);
+        return;
+    }
+    int first = 1;
+    for (int d = 0; d < n_dev; d++) {
+        if (!devs[d].available)
+            continue;
+        for (int i = 0; i < cr->n_impl[d]; i++) {
+            impl_row(f, first ? shape : "", i == 0 ? devs[d].name : "", cr, &devs[d],
+                     cr->impl[d], cr->n_impl[d], i, verbose);
+            first = 0;
+        }
+    }
+    fflush(f);
+}
+
+static void compare_line(FILE *f, const device_run *dv, const case_result *res, size_t n, int d)
+{
+    const char *dev = dv->name, *what = dv->is_cuda ? "cuDNN" : "oneDNN";
+    int faster = 0, compared = 0, shapes = 0;
+    double log_sum = 0;
+    for (size_t c = 0; c < n; c++) {
+        if (!res[c].ran)
+            continue;
+        shapes++;
+        const impl_result *impls = res[c].impl[d];
+        const int k = res[c].n_impl[d];
+        const int o = ours_index(impls, k), b = best_baseline(impls, k);
+        if (o < 0 || b < 0)
+            continue;
+        compared++;
+        const double s = speedup_of(impls, k);
+        if (s > 1)
+            faster++;
+        if (s > 0)
+            log_sum += log(s);
+    }
+    if (!compared && shapes) {
+        /* say why from the first baseline's note */
+        const char *why = "";
+        for (size_t c = 0; c < n && !*why; c++)
+            for (int i = 0; i < res[c].n_impl[d] && !*why; i++)
+                if (res[c].impl[d][i].baseline && res[c].impl[d][i].state != IMPL_OK)
+                    why = res[c].impl[d][i].note;
+        fprintf(f, "%s: 0/%d shapes compared with %s: no usable baseline result%s%s\n", dev,
+                shapes, what, *why ? " -- " : "", why);
+        return;
+    }
+    fprintf(f, "%s: %d/%d shapes faster than %s", dev, faster, shapes, what);
+    if (compared < shapes)
+        fprintf(f, " (%d without a usable %s result)", shapes - compared, what);
+    if (compared)
+        fprintf(f, "; geometric-mean speed-up %.2fx%s", exp(log_sum / compared),
+                dv->is_cuda ? "" : " (vs the better of its two layouts)");
+    fprintf(f, "\n");
+}
+
+void report_summary(FILE *f, const case_result *res, size_t n, const device_run *devs, int n_dev,
+                    const bench_options *o)
+{
+    fprintf(f, "\n");
+    if (used_few_reps)
+        fprintf(f, "  * fewer than 3 timed runs: one run takes longer than --budget=%g s\n",
+                o->budget_s);
+    if (used_no_bias)
+        fprintf(f, "  (no bias) cuDNN's backward-data has no bias: timed without it, checked "
+                   "against the reference minus the bias\n");
+    if (used_sampled)
+        fprintf(f, "  sampled: the reference was run on one image and the last output "
+                   "channels of each group (-v shows which; --verify checks all)\n");
+    fprintf(f, "  max err = max |y - ref| / max |ref|; speed-up = the best baseline's median / "
+               "convt3d's, on the same device\n\n");
+
+    int have_cuda = 0;
+    for (int d = 0; d < n_dev; d++) {
+        if (devs[d].is_cuda)
+            have_cuda = 1;
+        if (!devs[d].available) {
+            fprintf(f, "%s: not run (%s)\n", devs[d].name, devs[d].why);
+            continue;
+        }
+        if (!o->baselines) {
+            fprintf(f, "%s: baselines not run (--no-baselines)\n", devs[d].name);
+            continue;
+        }
+        compare_line(f, &devs[d], res, n, d);
+    }
+    if (!have_cuda)
+        fprintf(f, "cuda: not asked for (--device)\n");
+
+    int full = 0, sampled = 0, skipped = 0, bad = 0, errors = 0, inexpressible = 0;
+    int base_failed = 0;
+    for (size_t c = 0; c < n; c++) {
+        if (res[c].bc->kind == CASE_NOT_EXPRESSIBLE)
+            inexpressible++;
+        else if (res[c].bc->kind != CASE_RUN || res[c].error)
+            errors++;
+        if (!res[c].ran)
+            continue;
+        full += res[c].vmode == VERIFY_FULL;
+        sampled += res[c].vmode == VERIFY_SAMPLED;
+        skipped += res[c].vmode == VERIFY_SKIPPED;
+        for (int d = 0; d < n_dev; d++)
+            for (int i = 0; i < res[c].n_impl[d]; i++) {
+                const impl_result *r = &res[c].impl[d][i];
+                bad += impl_mismatch(r);
+                if (r->state == IMPL_FAILED) {
+                    errors += !r->baseline;
+                    base_failed += r->baseline;
+                }
+            }
+    }
+    fprintf(f, "verification: %d problem%s in full, %d sampled, %d not verified; %s\n", full,
+            full == 1 ? "" : "s", sampled, skipped,
+            bad ? "MISMATCHES found (exit status 1)" : "no mismatch");
+    if (inexpressible)
+        fprintf(f, "%d descriptor%s not expressible in PyTorch's terms (reported, not "
+                   "errors)\n",
+                inexpressible, inexpressible == 1 ? "" : "s");
+    if (base_failed)
+        fprintf(f, "%d baseline run%s failed (no comparison there; see the table)\n",
+                base_failed, base_failed == 1 ? "" : "s");
+    if (errors)
+        fprintf(f, "%d error%s (malformed/invalid problems or failed convt3d runs; exit status "
+                   "2)\n",
+                errors, errors == 1 ? "" : "s");
+}

@@ -1,0 +1,60 @@
+/* What a run produced, per device and per problem: the material of the
+ * table (report.c) and of the JSON file (json.c). */
+#ifndef CONVT3D_BENCH_RESULTS_H
+#define CONVT3D_BENCH_RESULTS_H
+
+#include <stddef.h>
+
+#include "bench.h"
+#include "calib.h"
+#include "cases.h"
+
+#define MAX_DEVICES 9
+#define MAX_IMPLS 3
+
+typedef struct device_run {
+    char name[24];      /* "cpu", "cuda:0" */
+    int is_cuda, ordinal;
+    int available;      /* 0: listed but skipped, why says why */
+    char why[256];
+    char model[256];    /* CPU model or GPU name */
+    int threads;        /* CPU: OpenMP threads */
+    floor_rates floor;  /* floor.valid == 0: unknown (floor_err says why) */
+    char floor_err[256];
+} device_run;
+
+typedef struct case_result {
+    const bench_case *bc;
+    int ran;            /* 0: not run (see skip, or the case's kind) */
+    int error;          /* the skip is an error (e.g. out of memory) */
+    char skip[256];
+    double macs, flops, bytes;
+    verify_mode vmode;
+    char vwhy[200];
+    double ref_seconds;
+    impl_result impl[MAX_DEVICES][MAX_IMPLS];
+    int n_impl[MAX_DEVICES];
+} case_result;
+
+/* The fastest baseline that ran and was not caught wrong, or -1. */
+int best_baseline(const impl_result *impls, int n);
+/* convt3d's index in the list (always 0 when it is present), or -1. */
+int ours_index(const impl_result *impls, int n);
+/* ours OK and not caught wrong, a usable baseline: baseline/ours, else 0. */
+double speedup_of(const impl_result *impls, int n);
+/* The implementation's verification failed. */
+int impl_mismatch(const impl_result *r);
+
+/* report.c: the readable table. */
+void report_header(FILE *f, const device_run *devs, int n_dev, const bench_options *o,
+                   const char *extra);
+void report_table_head(FILE *f);
+void report_case(FILE *f, const case_result *cr, const device_run *devs, int n_dev, int verbose);
+void report_summary(FILE *f, const case_result *res, size_t n, const device_run *devs, int n_dev,
+                    const bench_options *o);
+
+/* json.c: every figure. */
+int json_write(const char *path, const case_result *res, size_t n, const device_run *devs,
+               int n_dev, const bench_options *o);
+
+#endif

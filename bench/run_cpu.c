@@ -1,0 +1,48 @@
+/* convt3d on the CPU: one plan, then the timed convt3d_execute calls. */
+#include <stdio.h>
+
+#include "bench.h"
+#include "data.h"
+
+typedef struct cpu_run {
+    const convt3d_plan *plan;
+    const float *x;
+    float *y;
+} cpu_run;
+
+static int cpu_once(void *ctx)
+{
+    const cpu_run *c = ctx;
+    return convt3d_execute(c->plan, c->x, c->y) != CONVT3D_SUCCESS;
+}
+
+void run_convt3d_cpu(const bench_problem *bp, const bench_settings *s, impl_result *r)
+{
+    impl_init(r, "convt3d", 0);
+    convt3d_plan *plan = NULL;
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    convt3d_status st = convt3d_plan_create(&plan, &bp->p, cpu, bp->w, bp->b);
+    if (st != CONVT3D_SUCCESS) {
+        impl_set(r, IMPL_FAILED, "convt3d_plan_create: %s: %s", convt3d_status_string(st),
+                 convt3d_last_error());
+        return;
+    }
+    snprintf(r->detail, sizeof r->detail, "%s", convt3d_plan_kernel_name(plan));
+    cpu_run c = {plan, bp->x, bp->y};
+    data_poison(bp->y, bp->y_elems);
+    const double t0 = bench_now();
+    st = convt3d_execute(plan, bp->x, bp->y);
+    const double first = bench_now() - t0;
+    if (st != CONVT3D_SUCCESS) {
+        impl_set(r, IMPL_FAILED, "convt3d_execute: %s: %s", convt3d_status_string(st),
+                 convt3d_last_error());
+        convt3d_plan_destroy(plan);
+        return;
+    }
+    impl_verify(r, bp, bp->y, NULL, s);
+    if (time_host(&s->timing, cpu_once, &c, first, &r->time))
+        impl_set(r, IMPL_FAILED, "convt3d_execute failed while timing: %s", convt3d_last_error());
+    else
+        r->state = IMPL_OK;
+    convt3d_plan_destroy(plan);
+}
