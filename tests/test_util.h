@@ -84,6 +84,7 @@ void register_reference_tests(void);
 void register_api_tests(void);
 void register_backend_tests(void);
 void register_descriptor_tests(void);
+void register_reliability_tests(void);
 
 /* Adds a suite and its tests; NULL-terminated list of {name, fn}. */
 typedef struct test_entry {
