@@ -46,7 +46,7 @@ static const char *no_cuda_reason(void)
 {
     if (!convt3d_has_cuda_support())
         return "convt3d was built without CUDA";
-    return "no CUDA device (convt3d_cuda_device_count() = 0)";
+    return "no CUDA device: convt3d_cuda_device_count() = 0";
 }
 
 static void add_cuda(device_run *d, int ordinal, int available)
@@ -127,10 +127,6 @@ static void calibrate_devices(const bench_options *o, device_run *devs, int n_de
         device_run *d = &devs[i];
         if (!d->available)
             continue;
-        if (mode != CALIB_CACHE_ONLY)
-            fprintf(stderr, "convt3d-bench: floors of %s: %s\n", d->name,
-                    mode == CALIB_FORCE ? "measuring (--calibrate)"
-                                        : "from the cache, or a quick measurement");
         const int rc = d->is_cuda ? calib_cuda(d->ordinal, mode, &d->floor, d->floor_err,
                                                sizeof d->floor_err)
                                   : calib_cpu(d->threads, mode, &d->floor, d->floor_err,

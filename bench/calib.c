@@ -145,6 +145,13 @@ void calib_cpu_model(char *buf, size_t size)
             *p = ' ';
 }
 
+static void announce(const char *key, calib_mode mode)
+{
+    fprintf(stderr, "convt3d-bench: measuring the floors of %s (%s), cached in %s\n", key,
+            mode == CALIB_FORCE ? "--calibrate" : "not in the cache yet; about a second",
+            calib_cache_path());
+}
+
 static int finish(const char *key, double gflops, double gbps, floor_rates *out, char *err,
                   size_t err_size)
 {
@@ -178,6 +185,7 @@ int calib_cpu(int threads, calib_mode mode, floor_rates *out, char *err, size_t 
     if (mode == CALIB_CACHE_ONLY)
         return cache_only_miss(out, err, err_size);
     double gf = 0, bw = 0;
+    announce(out->key, mode);
     if (calib_measure_cpu(threads, mode != CALIB_FORCE, &gf, &bw, isa, sizeof isa)) {
         snprintf(err, err_size, "the CPU calibration measured nothing");
         return -1;
@@ -202,6 +210,7 @@ int calib_cuda(int ordinal, calib_mode mode, floor_rates *out, char *err, size_t
     if (mode == CALIB_CACHE_ONLY)
         return cache_only_miss(out, err, err_size);
     double gf = 0, bw = 0;
+    announce(out->key, mode);
     if (calib_measure_cuda(ordinal, mode != CALIB_FORCE, &gf, &bw, name, sizeof name, err, err_size))
         return -1;
     return finish(out->key, gf, bw, out, err, err_size);

@@ -237,7 +237,26 @@ int json_write(const char *path, const case_result *res, size_t n, const device_
         case_json(f, &res[c], devs, n_dev);
         fputs(c + 1 < n ? ",\n" : "\n", f);
     }
-    fputs("  ]\n}\n", f);
+    fputs("  ],\n  \"summary\": [", f);
+    int first = 1;
+    for (int d = 0; d < n_dev; d++) {
+        if (!devs[d].available)
+            continue;
+        comparison cmp;
+        compare_device(res, n, d, &cmp);
+        fprintf(f,
+                "%s\n    {\"device\": \"%s\", \"baseline\": \"%s\", \"shapes\": %d, "
+                "\"compared\": %d, \"faster\": %d, \"geomean_speedup\": ",
+                first ? "" : ",", devs[d].name, devs[d].is_cuda ? "cuDNN" : "oneDNN", cmp.shapes,
+                cmp.compared, cmp.faster);
+        if (cmp.compared)
+            jnum(f, cmp.geomean);
+        else
+            fputs("null", f);
+        fputs("}", f);
+        first = 0;
+    }
+    fputs("\n  ]\n}\n", f);
     if (fclose(f) != 0) {
         perror(path);
         return -1;

@@ -6,7 +6,7 @@
 
 #include "results.h"
 
-#define ROW "%-24s %-7s %-15s %11s %9s %7s %9s %9s  %s\n"
+#define ROW "%-28s %-7s %-15s %11s %9s %7s %9s %9s  %s\n"
 
 int impl_mismatch(const impl_result *r)
 {
@@ -81,7 +81,7 @@ void report_table_head(FILE *f)
 {
     fprintf(f, ROW, "shape", "device", "impl", "median ms", "GFLOP/s", "%floor", "speed-up",
             "max err", "check");
-    fprintf(f, ROW, "------------------------", "-------", "---------------", "-----------",
+    fprintf(f, ROW, "----------------------------", "-------", "---------------", "-----------",
             "---------", "-------", "---------", "---------", "-------");
 }
 
@@ -112,7 +112,7 @@ static void impl_row(FILE *f, const char *shape, const char *dev, const case_res
     if (r->without_bias)
         used_no_bias = 1;
     if (r->state != IMPL_OK) {
-        fprintf(f, "%-24s %-7s %-15s %s: %s\n", shape, dev, name, state_word(r->state), r->note);
+        fprintf(f, "%-28s %-7s %-15s %s: %s\n", shape, dev, name, state_word(r->state), r->note);
         return;
     }
     const double ms = r->time.median_ms;
@@ -145,18 +145,18 @@ static void impl_row(FILE *f, const char *shape, const char *dev, const case_res
     }
     fprintf(f, ROW, shape, dev, name, med, gf, pct, sp, err, check);
     if (!r->verify.ok && r->verify.checked)
-        fprintf(f, "%33s MISMATCH: relative L2 error %.3e > tolerance, max abs %.3e, %lld "
+        fprintf(f, "%37s MISMATCH: relative L2 error %.3e > tolerance, max abs %.3e, %lld "
                    "non-finite outputs\n",
                 "", r->verify.rel_l2, r->verify.max_abs, (long long)r->verify.nonfinite);
     if (verbose) {
-        fprintf(f, "%33s min %.3f  max %.3f ms, %d timed + %d warm-up runs; %s\n", "",
+        fprintf(f, "%37s min %.3f  max %.3f ms, %d timed + %d warm-up runs; %s\n", "",
                 r->time.min_ms, r->time.max_ms, r->time.reps, r->time.warmups,
                 r->detail[0] ? r->detail : "-");
         if (r->verify.checked)
-            fprintf(f, "%33s relative L2 error %.2e, max abs error %.2e\n", "",
+            fprintf(f, "%37s relative L2 error %.2e, max abs error %.2e\n", "",
                     r->verify.rel_l2, r->verify.max_abs);
         if (r->staged.valid)
-            fprintf(f, "%33s staged (host pointers, copies included): median %.3f ms, min %.3f, "
+            fprintf(f, "%37s staged (host pointers, copies included): median %.3f ms, min %.3f, "
                        "max %.3f\n",
                     "", r->staged.median_ms, r->staged.min_ms, r->staged.max_ms);
     }
@@ -165,8 +165,8 @@ static void impl_row(FILE *f, const char *shape, const char *dev, const case_res
 void report_case(FILE *f, const case_result *cr, const device_run *devs, int n_dev, int verbose)
 {
     const bench_case *bc = cr->bc;
-    char shape[32];
-    shorten(bc->label, shape, 24);
+    char shape[40];
+    shorten(bc->label, shape, 28);
     if (verbose) {
         fprintf(f, "%s  (%s)\n", bc->label, bc->origin);
         if (bc->text[0])
@@ -184,11 +184,11 @@ void report_case(FILE *f, const case_result *cr, const device_run *devs, int n_d
                     cr->vwhy, cr->ref_seconds > 0 ? "" : "");
     }
     if (bc->kind != CASE_RUN) {
-        fprintf(f, "%-24s %s\n", shape, bc->reason);
+        fprintf(f, "%-28s %s\n", shape, bc->reason);
         return;
     }
     if (!cr->ran) {
-        fprintf(f, "%-24s %s%s\n", shape, cr->error ? "ERROR: " : "skipped: ", cr->skip);
+        fprintf(f, "%-28s %s%s\n", shape, cr->error ? "ERROR: " : "skipped: ", cr->skip);
         return;
     }
     int first = 1;
@@ -204,43 +204,45 @@ void report_case(FILE *f, const case_result *cr, const device_run *devs, int n_d
     fflush(f);
 }
 
-static void compare_line(FILE *f, const device_run *dv, const case_result *res, size_t n, int d)
+void compare_device(const case_result *res, size_t n, int d, comparison *out)
 {
-    const char *dev = dv->name, *what = dv->is_cuda ? "cuDNN" : "oneDNN";
-    int faster = 0, compared = 0, shapes = 0;
+    memset(out, 0, sizeof *out);
     double log_sum = 0;
     for (size_t c = 0; c < n; c++) {
         if (!res[c].ran)
             continue;
-        shapes++;
-        const impl_result *impls = res[c].impl[d];
-        const int k = res[c].n_impl[d];
-        const int o = ours_index(impls, k), b = best_baseline(impls, k);
-        if (o < 0 || b < 0)
-            continue;
-        compared++;
-        const double s = speedup_of(impls, k);
-        if (s > 1)
-            faster++;
-        if (s > 0)
-            log_sum += log(s);
+        out->shapes++;
+        const double s = speedup_of(res[c].impl[d], res[c].n_impl[d]);
+        if (s <= 0)
+            continue; /* no usable baseline, or convt3d failed or was wrong */
+        out->compared++;
+        out->faster += s > 1;
+        log_sum += log(s);
     }
-    if (!compared && shapes) {
+    out->geomean = out->compared ? exp(log_sum / out->compared) : 0;
+}
+
+static void compare_line(FILE *f, const device_run *dv, const case_result *res, size_t n, int d)
+{
+    const char *dev = dv->name, *what = dv->is_cuda ? "cuDNN" : "oneDNN";
+    comparison cmp;
+    compare_device(res, n, d, &cmp);
+    if (!cmp.compared && cmp.shapes) {
         /* say why from the first baseline's note */
         const char *why = "";
         for (size_t c = 0; c < n && !*why; c++)
             for (int i = 0; i < res[c].n_impl[d] && !*why; i++)
                 if (res[c].impl[d][i].baseline && res[c].impl[d][i].state != IMPL_OK)
                     why = res[c].impl[d][i].note;
-        fprintf(f, "%s: 0/%d shapes compared with %s: no usable baseline result%s%s\n", dev,
-                shapes, what, *why ? " -- " : "", why);
+        fprintf(f, "%s: 0/%d shapes faster than %s: no comparison possible%s%s\n", dev,
+                cmp.shapes, what, *why ? " -- " : "", why);
         return;
     }
-    fprintf(f, "%s: %d/%d shapes faster than %s", dev, faster, shapes, what);
-    if (compared < shapes)
-        fprintf(f, " (%d without a usable %s result)", shapes - compared, what);
-    if (compared)
-        fprintf(f, "; geometric-mean speed-up %.2fx%s", exp(log_sum / compared),
+    fprintf(f, "%s: %d/%d shapes faster than %s", dev, cmp.faster, cmp.shapes, what);
+    if (cmp.compared < cmp.shapes)
+        fprintf(f, " (%d without a usable result of one side)", cmp.shapes - cmp.compared);
+    if (cmp.compared)
+        fprintf(f, "; geometric-mean speed-up %.2fx%s", cmp.geomean,
                 dv->is_cuda ? "" : " (vs the better of its two layouts)");
     fprintf(f, "\n");
 }
@@ -266,7 +268,8 @@ void report_summary(FILE *f, const case_result *res, size_t n, const device_run 
         if (devs[d].is_cuda)
             have_cuda = 1;
         if (!devs[d].available) {
-            fprintf(f, "%s: not run (%s)\n", devs[d].name, devs[d].why);
+            fprintf(f, "%s: not run, no comparison with %s (%s)\n", devs[d].name,
+                    devs[d].is_cuda ? "cuDNN" : "oneDNN", devs[d].why);
             continue;
         }
         if (!o->baselines) {
@@ -276,7 +279,7 @@ void report_summary(FILE *f, const case_result *res, size_t n, const device_run 
         compare_line(f, &devs[d], res, n, d);
     }
     if (!have_cuda)
-        fprintf(f, "cuda: not asked for (--device)\n");
+        fprintf(f, "cuda: not asked for (--device), no comparison with cuDNN\n");
 
     int full = 0, sampled = 0, skipped = 0, bad = 0, errors = 0, inexpressible = 0;
     int base_failed = 0;

@@ -45,6 +45,15 @@ double speedup_of(const impl_result *impls, int n);
 /* The implementation's verification failed. */
 int impl_mismatch(const impl_result *r);
 
+/* convt3d against the best baseline on device d, over the problems that ran. */
+typedef struct comparison {
+    int shapes;     /* problems run */
+    int compared;   /* with a usable result on both sides */
+    int faster;     /* convt3d faster */
+    double geomean; /* geometric mean of the speed-ups compared */
+} comparison;
+void compare_device(const case_result *res, size_t n, int d, comparison *out);
+
 /* report.c: the readable table. */
 void report_header(FILE *f, const device_run *devs, int n_dev, const bench_options *o,
                    const char *extra);
