@@ -1,25 +1,43 @@
-/* CUDA backend (placeholder until the phase-split float4 kernels land): one
- * thread per output element, correct for the whole contract but not fast. */
+/* CUDA backend: plan state, weight repacking on the device, streams, host
+ * pointer staging, and CUDA error mapping.  Which kernel runs is decided in
+ * gpu_plan.cu; the kernels are in gpu_*_kernel.h, launched by gpu_launch.cu.
+ *
+ * Every CUDA call is checked; a failure comes back as a convt3d_status with
+ * CUDA's own words in convt3d_last_error(), nothing is written to y, the plan
+ * stays destroyable and the caller's current device is restored.  The state
+ * is immutable after create(): execute() may run concurrently on one plan. */
 #include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <new>
 
+#include "gpu_launch.h"
+#include "gpu_plan.h"
 #include "internal.h"
 
 struct convt3d_backend_state {
     convt3d_shape shape;
     int ordinal;
-    float *weight; /* device copy, PyTorch layout */
-    float *bias;   /* device, NULL without bias */
+    ct3d::kernel_plan plan;
+    float *weight;    /* device, repacked: [g][ob][ic][tap][oc] (gpu_kernels.h) */
+    float *bias;      /* device, NULL without bias */
+    int *phase_table; /* device, for the depthwise and generic kernels */
 };
 
-/* Maps a CUDA error to a status with the call and CUDA's own words. */
+/* Maps a CUDA error to a status with the call and CUDA's own words, and
+ * clears it if it is not sticky. */
 static convt3d_status cuda_fail(cudaError_t err, const char *what)
 {
     cudaGetLastError();
     if (err == cudaErrorMemoryAllocation)
-        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "%s: %s", what, cudaGetErrorString(err));
-    return convt3d_fail(CONVT3D_ERR_CUDA, "%s: %s", what, cudaGetErrorString(err));
+        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "%s: %s (%s)", what,
+                            cudaGetErrorString(err), cudaGetErrorName(err));
+    return convt3d_fail(CONVT3D_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(err),
+                        cudaGetErrorName(err));
 }
 
 #define CUDA_TRY(call, what)                                                                     \
@@ -31,123 +49,197 @@ static convt3d_status cuda_fail(cudaError_t err, const char *what)
         }                                                                                        \
     } while (0)
 
-/* Keeps the caller's current device as it was. */
+/* Makes ordinal current for the scope and restores the caller's device. */
 struct device_guard {
     int previous;
-    explicit device_guard(int ordinal) : previous(-1)
+    cudaError_t err;
+    explicit device_guard(int ordinal) : previous(-1), err(cudaSuccess)
     {
-        if (cudaGetDevice(&previous) != cudaSuccess)
+        if (cudaGetDevice(&previous) != cudaSuccess) {
+            cudaGetLastError();
             previous = -1;
-        cudaSetDevice(ordinal);
+        }
+        if (previous != ordinal)
+            err = cudaSetDevice(ordinal);
     }
     ~device_guard()
     {
-        if (previous >= 0)
+        int now = -1;
+        if (previous >= 0 && cudaGetDevice(&now) == cudaSuccess && now != previous)
             cudaSetDevice(previous);
     }
+    device_guard(const device_guard &) = delete;
+    device_guard &operator=(const device_guard &) = delete;
 };
+
+static int verbose(void)
+{
+    const char *v = getenv("CONVT3D_VERBOSE");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static convt3d_status device_limits_of(int ordinal, ct3d::device_limits *lim)
+{
+    convt3d_status st = CONVT3D_SUCCESS;
+    CUDA_TRY(cudaDeviceGetAttribute(&lim->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                    ordinal),
+             "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
+    CUDA_TRY(cudaDeviceGetAttribute(&lim->smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                    ordinal),
+             "cudaDeviceGetAttribute(MaxSharedMemoryPerMultiprocessor)");
+    CUDA_TRY(cudaDeviceGetAttribute(&lim->num_sms, cudaDevAttrMultiProcessorCount, ordinal),
+             "cudaDeviceGetAttribute(MultiProcessorCount)");
+out:
+    return st;
+}
+
+/* Repacks the weights (host or device pointer) into s->weight, on the device. */
+static convt3d_status pack_weights(convt3d_backend_state *s, const float *weight, int on_device)
+{
+    convt3d_status st = CONVT3D_SUCCESS;
+    const ct3d::kernel_plan &k = s->plan;
+    float *raw = NULL;
+    const float *src = weight;
+    int64_t total;
+    if (__builtin_mul_overflow(s->shape.groups * s->shape.cig * s->shape.k_volume,
+                               (int64_t)k.nocb * k.ocb, &total) ||
+        total > INT64_MAX / (int64_t)sizeof(float))
+        return convt3d_fail(CONVT3D_ERR_OVERFLOW, "the repacked weight size overflows int64");
+    CUDA_TRY(cudaMalloc(&s->weight, (size_t)total * sizeof(float)), "cudaMalloc(packed weights)");
+    if (!on_device) {
+        const size_t bytes = (size_t)s->shape.w_elems * sizeof(float);
+        CUDA_TRY(cudaMalloc(&raw, bytes), "cudaMalloc(weights staging)");
+        CUDA_TRY(cudaMemcpy(raw, weight, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(weights)");
+        src = raw;
+    }
+    CUDA_TRY(ct3d::launch_pack(k.simple, src, s->weight, total, 0), "launching the weight repack");
+    CUDA_TRY(cudaStreamSynchronize(0), "cudaStreamSynchronize(weight repack)");
+out:
+    cudaFree(raw);
+    return st;
+}
 
 static convt3d_status gpu_create(const convt3d_shape *shape, int ordinal, const float *weight,
                                  const float *bias, int weights_on_device,
                                  convt3d_backend_state **state, const char **kernel_name)
 {
     device_guard guard(ordinal);
+    if (guard.err != cudaSuccess)
+        return cuda_fail(guard.err, "cudaSetDevice");
     convt3d_status st = CONVT3D_SUCCESS;
-    const cudaMemcpyKind kind = weights_on_device ? cudaMemcpyDeviceToDevice
-                                                  : cudaMemcpyHostToDevice;
+    ct3d::device_limits lim;
+    int *table = NULL;
     convt3d_backend_state *s = new (std::nothrow) convt3d_backend_state();
     if (!s)
         return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CUDA plan state");
     s->shape = *shape;
     s->ordinal = ordinal;
-    CUDA_TRY(cudaMalloc(&s->weight, (size_t)shape->w_elems * sizeof(float)), "cudaMalloc(weight)");
-    CUDA_TRY(cudaMemcpy(s->weight, weight, (size_t)shape->w_elems * sizeof(float), kind),
-             "cudaMemcpy(weight)");
+    if ((st = device_limits_of(ordinal, &lim)) != CONVT3D_SUCCESS)
+        goto out;
+    if ((st = ct3d::plan_kernel(shape, lim, getenv("CONVT3D_CUDA_KERNEL"),
+                                getenv("CONVT3D_CUDA_TILE"), &s->plan)) != CONVT3D_SUCCESS)
+        goto out;
+    if ((st = pack_weights(s, weight, weights_on_device)) != CONVT3D_SUCCESS)
+        goto out;
     if (shape->has_bias) {
+        const cudaMemcpyKind kind =
+            weights_on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
         CUDA_TRY(cudaMalloc(&s->bias, (size_t)shape->cout * sizeof(float)), "cudaMalloc(bias)");
         CUDA_TRY(cudaMemcpy(s->bias, bias, (size_t)shape->cout * sizeof(float), kind),
                  "cudaMemcpy(bias)");
     }
+    {
+        const long long n = ct3d::phase_table_ints(shape);
+        table = (int *)malloc((size_t)n * sizeof(int));
+        if (!table) {
+            st = convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "phase table (%lld ints)", n);
+            goto out;
+        }
+        ct3d::phase_table_fill(shape, table, s->plan.simple.phase_off);
+        CUDA_TRY(cudaMalloc(&s->phase_table, (size_t)n * sizeof(int)), "cudaMalloc(phase table)");
+        CUDA_TRY(cudaMemcpy(s->phase_table, table, (size_t)n * sizeof(int),
+                            cudaMemcpyHostToDevice),
+                 "cudaMemcpy(phase table)");
+    }
+    CUDA_TRY(ct3d::prepare_kernel(s->plan), "cudaFuncSetAttribute(phase kernel)");
+    if (verbose()) {
+        char desc[512];
+        ct3d::plan_describe(s->plan, desc, sizeof desc);
+        fprintf(stderr, "convt3d: cuda:%d %s\n", ordinal, desc);
+    }
+    free(table);
     *state = s;
-    *kernel_name = "cuda/f32_direct_gather_placeholder";
+    *kernel_name = s->plan.name;
     return CONVT3D_SUCCESS;
 out:
+    free(table);
     cudaFree(s->weight);
     cudaFree(s->bias);
+    cudaFree(s->phase_table);
     delete s;
     return st;
 }
 
-__global__ void direct_gather_kernel(convt3d_shape s, const float *__restrict__ x,
-                                     const float *__restrict__ w, const float *__restrict__ bias,
-                                     float *__restrict__ y)
-{
-    const int64_t total = s.y_elems;
-    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total;
-         e += (int64_t)gridDim.x * blockDim.x) {
-        /* Decompose e as a logical NCDHW index; strides place it in either layout. */
-        int64_t r = e;
-        const int64_t ow = r % s.out[2]; r /= s.out[2];
-        const int64_t oh = r % s.out[1]; r /= s.out[1];
-        const int64_t od = r % s.out[0]; r /= s.out[0];
-        const int64_t co = r % s.cout;
-        const int64_t n = r / s.cout;
-        const int64_t g = co / s.cog, oc = co % s.cog;
-        float acc = 0.0f;
-        for (int64_t ic = 0; ic < s.cig; ic++) {
-            const int64_t ci = g * s.cig + ic;
-            for (int64_t kd = 0; kd < s.k[0]; kd++) {
-                const int64_t nd = od + s.p[0] - kd * s.l[0];
-                if (nd < 0 || nd % s.s[0] || nd / s.s[0] >= s.in[0]) continue;
-                for (int64_t kh = 0; kh < s.k[1]; kh++) {
-                    const int64_t nh = oh + s.p[1] - kh * s.l[1];
-                    if (nh < 0 || nh % s.s[1] || nh / s.s[1] >= s.in[1]) continue;
-                    for (int64_t kw = 0; kw < s.k[2]; kw++) {
-                        const int64_t nw = ow + s.p[2] - kw * s.l[2];
-                        if (nw < 0 || nw % s.s[2] || nw / s.s[2] >= s.in[2]) continue;
-                        acc += x[n * s.x_stride[0] + ci * s.x_stride[1] +
-                                 nd / s.s[0] * s.x_stride[2] + nh / s.s[1] * s.x_stride[3] +
-                                 nw / s.s[2] * s.x_stride[4]] *
-                               w[((ci * s.cog + oc) * s.k[0] + kd) * s.k[1] * s.k[2] +
-                                 kh * s.k[2] + kw];
-                    }
-                }
-            }
-        }
-        y[n * s.y_stride[0] + co * s.y_stride[1] + od * s.y_stride[2] + oh * s.y_stride[3] +
-          ow * s.y_stride[4]] = (bias ? bias[co] : 0.0f) + acc;
-    }
-}
+static int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
+/* Enqueues the plan's kernel on stream (x, y device pointers). */
 static convt3d_status launch(const convt3d_backend_state *s, const float *x, float *y,
                              cudaStream_t stream)
 {
-    const int threads = 256;
-    int64_t blocks = (s->shape.y_elems + threads - 1) / threads;
-    if (blocks > 65535LL * 32)
-        blocks = 65535LL * 32;
-    direct_gather_kernel<<<(unsigned)blocks, threads, 0, stream>>>(s->shape, x, s->weight,
-                                                                    s->bias, y);
-    cudaError_t err = cudaGetLastError();
-    return err == cudaSuccess ? CONVT3D_SUCCESS : cuda_fail(err, "direct_gather_kernel launch");
+    const ct3d::kernel_plan &k = s->plan;
+    const convt3d_shape &sh = s->shape;
+    const int ndhwc = sh.layout == CONVT3D_LAYOUT_NDHWC;
+    cudaGetLastError(); /* a stale, non-sticky error is not this launch's */
+    cudaError_t err;
+    if (k.kind == ct3d::KERNEL_PHASE) {
+        ct3d::phase_params p = k.phase;
+        p.x = x;
+        p.w = s->weight;
+        p.bias = s->bias;
+        p.y = y;
+        p.vec_store = aligned16(y) && (ndhwc ? sh.cout % 4 == 0 && sh.cog % 4 == 0
+                                             : sh.out[2] % 4 == 0);
+        err = ct3d::launch_phase(k, p, stream);
+    } else {
+        ct3d::simple_params p = k.simple;
+        p.x = x;
+        p.w = s->weight;
+        p.bias = s->bias;
+        p.y = y;
+        p.phase = s->phase_table;
+        p.vec_store = aligned16(y) && (ndhwc ? sh.cout % 4 == 0 : sh.out[2] % 4 == 0);
+        err = k.kind == ct3d::KERNEL_DEPTHWISE ? ct3d::launch_depthwise(k, p, stream)
+                                               : ct3d::launch_generic(k, p, stream);
+    }
+    if (err != cudaSuccess) {
+        char what[96];
+        snprintf(what, sizeof what, "launching %s", k.name);
+        return cuda_fail(err, what);
+    }
+    return CONVT3D_SUCCESS;
 }
 
 static convt3d_status gpu_execute(const convt3d_backend_state *s, const float *x, float *y,
                                   void *stream_ptr, int on_device)
 {
     device_guard guard(s->ordinal);
+    if (guard.err != cudaSuccess)
+        return cuda_fail(guard.err, "cudaSetDevice");
     cudaStream_t stream = (cudaStream_t)stream_ptr;
-    if (on_device) {
-        convt3d_status st = launch(s, x, y, stream);
-        if (st == CONVT3D_SUCCESS && !stream_ptr) {
-            cudaError_t err = cudaStreamSynchronize(stream);
-            if (err != cudaSuccess)
-                return cuda_fail(err, "cudaStreamSynchronize");
-        }
-        return st;
-    }
-    /* Host pointers: stage through device buffers, then copy back. */
     convt3d_status st = CONVT3D_SUCCESS;
+    if (on_device) {
+        /* In place on the caller's stream; synchronise only on the default one. */
+        if ((st = launch(s, x, y, stream)) != CONVT3D_SUCCESS)
+            return st;
+        if (!stream_ptr) {
+            const cudaError_t err = cudaStreamSynchronize(stream);
+            if (err != cudaSuccess)
+                return cuda_fail(err, "cudaStreamSynchronize(after the kernel)");
+        }
+        return CONVT3D_SUCCESS;
+    }
+    /* Host pointers: stage through device buffers of this call only (so
+     * concurrent calls share nothing); y is written only after success. */
     float *dx = NULL, *dy = NULL;
     const size_t xb = (size_t)s->shape.x_elems * sizeof(float);
     const size_t yb = (size_t)s->shape.y_elems * sizeof(float);
@@ -156,9 +248,9 @@ static convt3d_status gpu_execute(const convt3d_backend_state *s, const float *x
     CUDA_TRY(cudaMemcpyAsync(dx, x, xb, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync(x)");
     if ((st = launch(s, dx, dy, stream)) != CONVT3D_SUCCESS)
         goto out;
-    CUDA_TRY(cudaStreamSynchronize(stream), "cudaStreamSynchronize(kernel)");
+    CUDA_TRY(cudaStreamSynchronize(stream), "cudaStreamSynchronize(after the kernel)");
     CUDA_TRY(cudaMemcpyAsync(y, dy, yb, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync(y)");
-    CUDA_TRY(cudaStreamSynchronize(stream), "cudaStreamSynchronize(copy)");
+    CUDA_TRY(cudaStreamSynchronize(stream), "cudaStreamSynchronize(after copying y)");
 out:
     cudaFree(dx);
     cudaFree(dy);
@@ -172,6 +264,7 @@ static void gpu_destroy(convt3d_backend_state *s)
     device_guard guard(s->ordinal);
     cudaFree(s->weight);
     cudaFree(s->bias);
+    cudaFree(s->phase_table);
     delete s;
 }
 

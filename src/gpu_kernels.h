@@ -1,0 +1,94 @@
+/* The CUDA backend's kernels and the parameters they take: the contract
+ * between the host side (gpu.cu: memory and streams; gpu_plan.cu: kernel
+ * choice and tiling) and the device code (gpu_*_kernel.h, launched from
+ * gpu_launch.cu).  Plain structs, no CUDA API, so the host planning code and
+ * an emulator can include it without a GPU.
+ *
+ * Weights live on the device once per plan, repacked from PyTorch's
+ * [C_in][Cog][kD][kH][kW] into
+ *
+ *     w[g][ob][ic][kd][kh][kw][oc]      oc < ocb, ob < nocb
+ *
+ * i.e. for each (group, output-channel block, input channel, tap) the block's
+ * ocb output-channel weights are contiguous and 16-byte aligned (ocb is a
+ * multiple of 4; channels past Cog are zero).  Each kernel picks its ocb. */
+#ifndef CONVT3D_GPU_KERNELS_H
+#define CONVT3D_GPU_KERNELS_H
+
+#include <stdint.h>
+
+namespace ct3d {
+
+/* The phase kernel handles strides up to this in D and H (tables in the
+ * kernel parameters), 1 or 2 in W, and at most this many taps per W phase. */
+constexpr int kMaxPhaseStride = 8;
+constexpr int kMaxWTaps = 8;
+constexpr int kMaxKW = 16;
+
+/* One stride phase r of one dim: outputs o = q*s + r - p for q in
+ * [qlo, qlo + qcount), each fed by taps k = k0 + t*kstep (t < taps) from
+ * inputs i = q - m0 - t*dm. */
+struct phase_entry {
+    int taps, k0, m0, qlo, qcount;
+};
+
+/* One W slot f of a thread's output run: the run starts at a multiple of
+ * sw*qw, so output o_a + f + sw*i has phase r = (f + p) mod sw and reads the
+ * window starting woff past the thread's base in the staged tile row; its taps
+ * sit at kwpos[k0 ..] in the compacted staged weight row. */
+struct wslot {
+    int r, taps, k0, woff, wpos;
+};
+
+/* Parameters of the phase-split kernel (gpu_phase_kernel.h). */
+struct phase_params {
+    const float *x;
+    const float *w;
+    const float *bias; /* NULL without bias */
+    float *y;
+    long long xs[5], ys[5]; /* element strides [n, c, d, h, w] */
+    int groups, cig, cog;
+    int in[3], out[3], k[3], s[3], p[3], dm[3], kstep[3];
+    /* Threads: toc fastest (output-channel sub-blocks), then tx (W runs),
+     * ty (H rows), tz (D rows). */
+    int tx, ty, tz, toc, nthreads;
+    int cic, nchunks; /* input channels staged per chunk, number of chunks */
+    int ocb, nocb;    /* output channels per block (toc * OCT) and blocks of them */
+    int all_phases;   /* 1: each block computes every (D, H) phase pair from one
+                         staged tile (requires nchunks == 1); 0: one pair per block */
+    int npp;          /* number of (D, H) phase pairs, s[0] * s[1] */
+    int ntile[3];     /* tiles along D and H (in q) and W (in runs) */
+    long long nblocks;
+    phase_entry ph[2][kMaxPhaseStride]; /* D and H */
+    /* Union over the phases (all_phases): first q, halo (rows before q0 the
+     * tile must hold) and halo + extra rows after. */
+    int qlo_all[2], hal_all[2], ext_all[2];
+    wslot ws[2];
+    int kwpos[kMaxKW]; /* position of tap kw in a staged (compacted) weight row */
+    int wlo0;          /* W tile origin relative to tile_w * tx * qw */
+    int ew, pitch;     /* staged W extent and row pitch (floats) */
+    int wrow4;         /* float4s per toc in a staged weight row (odd: no bank conflicts) */
+    int wsm_floats;    /* shared memory floats for the staged weights (the tile follows) */
+    int vec_store;     /* 16-byte stores allowed (set per execute from y's alignment) */
+};
+
+/* Parameters of the simple kernels: depthwise, generic direct, weight packing. */
+struct simple_params {
+    const float *x;
+    const float *w;
+    const float *bias;
+    float *y;
+    const int *phase; /* device: per dim d, r < s[d]: {taps, k0, m0} at phase_off[d] + 3r */
+    int phase_off[3];
+    long long xs[5], ys[5];
+    long long n, cin, cout, groups, cig, cog;
+    long long in[3], out[3], k[3], s[3], p[3], dm[3], kstep[3];
+    long long kvol, ocb, nocb;
+    long long y_elems;
+    int layout_ndhwc;
+    int vec_store;
+};
+
+} // namespace ct3d
+
+#endif

@@ -1,0 +1,33 @@
+/* Launchers of the CUDA backend's kernels (gpu_launch.cu): the only place
+ * that knows the kernels' template instantiations and launch shapes. */
+#ifndef CONVT3D_GPU_LAUNCH_H
+#define CONVT3D_GPU_LAUNCH_H
+
+#include <cuda_runtime.h>
+
+#include "gpu_plan.h"
+
+namespace ct3d {
+
+/* The phase kernel for W stride 1 (qw 8) or 2 (qw 4) and oct output
+ * channels a thread (4 or 8); nullptr for another oct. */
+typedef void (*phase_fn)(const phase_params);
+phase_fn phase_kernel_s1(int oct);
+phase_fn phase_kernel_s2(int oct);
+
+/* Raises the chosen phase kernel's dynamic shared-memory limit and prefers
+ * shared memory over L1 (current device). */
+cudaError_t prepare_kernel(const kernel_plan &k);
+
+/* Enqueues the plan's kernel; the pointers in p are set by the caller. */
+cudaError_t launch_phase(const kernel_plan &k, const phase_params &p, cudaStream_t stream);
+cudaError_t launch_depthwise(const kernel_plan &k, const simple_params &p, cudaStream_t stream);
+cudaError_t launch_generic(const kernel_plan &k, const simple_params &p, cudaStream_t stream);
+
+/* dst (groups * nocb * cig * kvol * ocb floats) = repacked src (PyTorch layout). */
+cudaError_t launch_pack(const simple_params &p, const float *src, float *dst, long long total,
+                        cudaStream_t stream);
+
+} // namespace ct3d
+
+#endif

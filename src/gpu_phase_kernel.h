@@ -1,0 +1,496 @@
+/* The phase-split direct kernel: the workhorse of the CUDA backend.
+ *
+ * Each output dim splits by stride phase r = (o + p) mod s into a dense
+ * stride-1 correlation with a fixed sub-kernel: o = q*s + r - p reads inputs
+ * i = q - m0 - t*dm through taps k = k0 + t*kstep.  One launch covers every
+ * phase; no per-tap divisibility tests, no divergence.
+ *
+ * A block owns (n, group, output-channel block, a tile of q rows in D and H,
+ * a run of W outputs).  It stages into shared memory the input tile its
+ * phases read (zero-padded: the hot loop has no bounds checks) and the
+ * weights of its taps, then each thread accumulates a register tile of
+ * SW*QW consecutive W outputs (QW per W phase, the W phases interleaved so
+ * stores are contiguous) x OCT output channels.  Along W the thread keeps a
+ * sliding window of QW+T-1 inputs in registers, so each loaded input feeds
+ * up to T*OCT FMAs and each float4 weight load (broadcast across the warp)
+ * feeds QW*4.
+ *
+ * Two ways to use it (phase_params.all_phases):
+ *   grouped (1): the block stages all of C_in/G once and loops over every
+ *     (D, H) phase pair: small channel counts, the input tile reused s^2 times.
+ *   tiled (0): the block handles one (D, H) phase pair and loops over input-
+ *     channel chunks, staging only that phase's taps: large channel counts,
+ *     implicit-GEMM style (positions x Cog tile, K = C_in x taps).
+ *
+ * This header holds only the per-block body so that it can be compiled for
+ * the host and checked there by an emulator (CONVT3D_GPU_EMULATE). */
+#ifndef CONVT3D_GPU_PHASE_KERNEL_H
+#define CONVT3D_GPU_PHASE_KERNEL_H
+
+#include <vector_types.h>
+
+#include "gpu_kernels.h"
+
+#ifdef CONVT3D_GPU_EMULATE
+#include <math.h>
+#define CT3D_DEV inline
+#define CT3D_SYNC() ct3d_emulate_sync()
+#define CT3D_LDG(p) (*(p))
+#define CT3D_UNROLL
+#define CT3D_UNROLL2
+void ct3d_emulate_sync(void);
+#else
+#define CT3D_DEV __device__ __forceinline__
+#define CT3D_SYNC() __syncthreads()
+#define CT3D_LDG(p) __ldg(p)
+#define CT3D_UNROLL _Pragma("unroll")
+#define CT3D_UNROLL2 _Pragma("unroll 2")
+#endif
+
+namespace ct3d {
+
+/* Where this thread sits in its block. */
+struct block_ctx {
+    long long n;
+    int g, ob;
+    int tile[3];
+    int tid, lane, warp, nwarps;
+    int toc, txi, tyi, tzi;
+};
+
+/* One of D, H for the block: which q rows, which input rows are staged,
+ * which weight taps are staged, and how a phase's taps index them. */
+struct dh_geom {
+    int q0;     /* first q row of the tile */
+    int lo;     /* first staged input index */
+    int ext;    /* staged input rows */
+    int kfirst; /* staged weight tap j is kernel tap kfirst + j*kstep_stage */
+    int kstep_stage;
+    int wn; /* staged weight taps */
+    /* the phase being computed */
+    int taps;
+    int zbase; /* staged row of tap 0 for thread row 0 */
+    int dm;    /* rows between consecutive taps (input dilation of the phase) */
+    int w0, wstep; /* staged weight index of tap 0, step per tap */
+};
+
+CT3D_DEV int imin(int a, int b) { return a < b ? a : b; }
+
+/* Grouped mode: the union over all phases of dim d for tile index tile. */
+CT3D_DEV dh_geom geom_all(const phase_params &p, int d, int tile, int threads)
+{
+    dh_geom g;
+    g.q0 = p.qlo_all[d] + tile * threads;
+    g.lo = g.q0 - p.hal_all[d];
+    g.ext = threads + p.ext_all[d];
+    g.kfirst = 0;
+    g.kstep_stage = 1;
+    g.wn = p.k[d];
+    g.taps = 0;
+    g.zbase = 0;
+    g.dm = p.dm[d];
+    g.w0 = 0;
+    g.wstep = 1;
+    return g;
+}
+
+/* Grouped mode: phase r within the union tile. */
+CT3D_DEV void geom_all_phase(const phase_params &p, int d, int r, dh_geom &g)
+{
+    const phase_entry &e = p.ph[d][r];
+    g.taps = e.taps;
+    g.zbase = p.hal_all[d] - e.m0;
+    g.w0 = e.k0;
+    g.wstep = p.kstep[d];
+}
+
+/* Tiled mode: phase r only. */
+CT3D_DEV dh_geom geom_one(const phase_params &p, int d, int r, int tile, int threads)
+{
+    const phase_entry &e = p.ph[d][r];
+    dh_geom g;
+    const int hal = e.taps > 0 ? e.m0 + (e.taps - 1) * p.dm[d] : 0;
+    g.q0 = e.qlo + tile * threads;
+    g.lo = g.q0 - hal;
+    g.ext = e.taps > 0 ? threads + (e.taps - 1) * p.dm[d] : 0;
+    g.kfirst = e.k0;
+    g.kstep_stage = p.kstep[d];
+    g.wn = e.taps;
+    g.taps = e.taps;
+    g.zbase = e.taps > 0 ? (e.taps - 1) * p.dm[d] : 0;
+    g.dm = p.dm[d];
+    g.w0 = 0;
+    g.wstep = 1;
+    return g;
+}
+
+/* Whether any of the tile's q rows [q0, q0 + threads) is an output row of
+ * phase r of dim d (uniform across the block: skips whole-tile waste at the
+ * edges, where the union of the phases' q ranges is wider than each). */
+CT3D_DEV bool tile_has_rows(const phase_params &p, int d, int r, int q0, int threads)
+{
+    const phase_entry &e = p.ph[d][r];
+    return q0 < e.qlo + e.qcount && q0 + threads > e.qlo;
+}
+
+/* Rows (c, z, y) of a [c][z][y] block, visited by warp w of nw as rows
+ * w, w + nw, ...: advanced without divisions. */
+struct row_walk {
+    int y, z, c;
+};
+
+CT3D_DEV void row_advance(row_walk &r, int by, int ny, int nz)
+{
+    r.y += by;
+    while (r.y >= ny) {
+        r.y -= ny;
+        if (++r.z == nz) {
+            r.z = 0;
+            ++r.c;
+        }
+    }
+}
+
+/* Rows staged together by one warp: their loads are all in flight before
+ * the first store (staging is latency-bound otherwise). */
+constexpr int kStageRows = 4;
+
+/* Copies the input tile [cnt channels][gd.ext][gh.ext][p.ew] into shared
+ * memory, zeros outside the tensor.  Warps take kStageRows rows at a time,
+ * lanes along W: coalesced reads in NCDHW. */
+CT3D_DEV void stage_input(const phase_params &p, float *tile, const block_ctx &b, int ic0, int cnt,
+                          const dh_geom &gd, const dh_geom &gh, int iw_lo)
+{
+    const int rows = cnt * gd.ext * gh.ext;
+    if (rows <= 0)
+        return;
+    row_walk w = {0, 0, 0};
+    row_advance(w, b.warp, gh.ext, gd.ext);
+    for (int row = b.warp; row < rows; row += kStageRows * b.nwarps) {
+        const float *src[kStageRows];
+        float *dst[kStageRows];
+        bool live[kStageRows], inside[kStageRows];
+        CT3D_UNROLL
+        for (int k = 0; k < kStageRows; k++) {
+            const int r = row + k * b.nwarps;
+            const int id = gd.lo + w.z, ih = gh.lo + w.y;
+            live[k] = r < rows;
+            inside[k] = live[k] && (unsigned)id < (unsigned)p.in[0] &&
+                        (unsigned)ih < (unsigned)p.in[1];
+            src[k] = p.x;
+            if (inside[k])
+                src[k] += b.n * p.xs[0] + (long long)(b.g * p.cig + ic0 + w.c) * p.xs[1] +
+                          (long long)id * p.xs[2] + (long long)ih * p.xs[3];
+            dst[k] = tile + (long long)r * p.pitch;
+            row_advance(w, b.nwarps, gh.ext, gd.ext);
+        }
+        for (int xx = b.lane; xx < p.ew; xx += 32) {
+            const int iw = iw_lo + xx;
+            const bool in_w = (unsigned)iw < (unsigned)p.in[2];
+            float v[kStageRows];
+            CT3D_UNROLL
+            for (int k = 0; k < kStageRows; k++)
+                v[k] = inside[k] && in_w ? CT3D_LDG(src[k] + (long long)iw * p.xs[4]) : 0.0f;
+            CT3D_UNROLL
+            for (int k = 0; k < kStageRows; k++)
+                if (live[k])
+                    dst[k][xx] = v[k];
+        }
+    }
+}
+
+/* Copies the weights of the staged taps into shared memory as rows
+ * [icl][wd][wh], each row toc blocks of wrow4 float4s; block toc holds the
+ * thread's OCT channels for every kw, W phase by W phase (kwpos), so a
+ * thread's taps sit at compile-time offsets and lanes of different toc hit
+ * different banks (wrow4 odd). */
+template <int OCT>
+CT3D_DEV void stage_weights(const phase_params &p, float *wsm, const block_ctx &b, int ic0, int cnt,
+                            const dh_geom &gd, const dh_geom &gh)
+{
+    const int ocb4 = p.ocb / 4, run4 = p.k[2] * ocb4;
+    const int rows = cnt * gd.wn * gh.wn;
+    if (rows <= 0)
+        return;
+    const int row4 = p.toc * p.wrow4;
+    row_walk w = {0, 0, 0};
+    row_advance(w, b.warp, gh.wn, gd.wn);
+    float4 *dst4 = reinterpret_cast<float4 *>(wsm);
+    for (int row = b.warp; row < rows; row += kStageRows * b.nwarps) {
+        const float4 *src[kStageRows];
+        float4 *dst[kStageRows];
+        bool live[kStageRows];
+        CT3D_UNROLL
+        for (int k = 0; k < kStageRows; k++) {
+            const int r = row + k * b.nwarps;
+            live[k] = r < rows;
+            const int kd = gd.kfirst + w.z * gd.kstep_stage, kh = gh.kfirst + w.y * gh.kstep_stage;
+            const long long src_row = ((((long long)(b.g * p.nocb + b.ob) * p.cig + ic0 + w.c) *
+                                            p.k[0] + kd) * p.k[1] + kh) * p.k[2] * p.ocb;
+            src[k] = reinterpret_cast<const float4 *>(p.w + (live[k] ? src_row : 0));
+            dst[k] = dst4 + (long long)r * row4;
+            row_advance(w, b.nwarps, gh.wn, gd.wn);
+        }
+        for (int e = b.lane; e < run4; e += 32) {
+            const int kw = e / ocb4, o4 = e - kw * ocb4;
+            const int toc = o4 / (OCT / 4), c4 = o4 - toc * (OCT / 4);
+            const int at = toc * p.wrow4 + p.kwpos[kw] * (OCT / 4) + c4;
+            float4 v[kStageRows];
+            CT3D_UNROLL
+            for (int k = 0; k < kStageRows; k++)
+                if (live[k])
+                    v[k] = CT3D_LDG(src[k] + e);
+            CT3D_UNROLL
+            for (int k = 0; k < kStageRows; k++)
+                if (live[k])
+                    dst[k][at] = v[k];
+        }
+    }
+}
+
+/* The hot loop for one W slot with TW taps: for every (D tap, H tap, input
+ * channel) load a window of QW+TW-1 inputs and TW x OCT weights, do
+ * TW*QW*OCT FMAs.  Offsets inside the loop body are compile-time. */
+template <int QW, int OCT, int TW>
+CT3D_DEV void accumulate_slot(float (&acc)[QW][OCT], const float *tile, const float *wsm,
+                              const phase_params &p, const block_ctx &b, const dh_geom &gd,
+                              const dh_geom &gh, const wslot &ws, int cnt)
+{
+    const int ics = gd.ext * gh.ext * p.pitch;
+    const int wrowf = p.toc * p.wrow4 * 4;
+    const int wics = gd.wn * gh.wn * wrowf;
+    const float *tbase = tile + b.txi * QW + ws.woff;
+    const float *wbase = wsm + b.toc * p.wrow4 * 4 + ws.wpos * OCT;
+    for (int td = 0; td < gd.taps; td++) {
+        const int zd = b.tzi + gd.zbase - td * gd.dm;
+        const int wd = gd.w0 + td * gd.wstep;
+        for (int th = 0; th < gh.taps; th++) {
+            const int yh = b.tyi + gh.zbase - th * gh.dm;
+            const int wh = gh.w0 + th * gh.wstep;
+            const float *row = tbase + (zd * gh.ext + yh) * p.pitch;
+            const float *wr = wbase + (wd * gh.wn + wh) * wrowf;
+            CT3D_UNROLL2
+            for (int ic = 0; ic < cnt; ic++) {
+                float win[QW + TW - 1];
+                CT3D_UNROLL
+                for (int j = 0; j < QW + TW - 1; j++)
+                    win[j] = row[j];
+                CT3D_UNROLL
+                for (int t = 0; t < TW; t++) {
+                    float wv[OCT];
+                    CT3D_UNROLL
+                    for (int c4 = 0; c4 < OCT / 4; c4++) {
+                        const float4 v = *reinterpret_cast<const float4 *>(wr + t * OCT + 4 * c4);
+                        wv[4 * c4 + 0] = v.x;
+                        wv[4 * c4 + 1] = v.y;
+                        wv[4 * c4 + 2] = v.z;
+                        wv[4 * c4 + 3] = v.w;
+                    }
+                    CT3D_UNROLL
+                    for (int i = 0; i < QW; i++) {
+                        CT3D_UNROLL
+                        for (int o = 0; o < OCT; o++)
+                            acc[i][o] = fmaf(win[i + TW - 1 - t], wv[o], acc[i][o]);
+                    }
+                }
+                row += ics;
+                wr += wics;
+            }
+        }
+    }
+}
+
+/* Picks the instantiation for the slot's tap count (uniform across the block). */
+template <int QW, int OCT>
+CT3D_DEV void accumulate_dispatch(float (&acc)[QW][OCT], const float *tile, const float *wsm,
+                                  const phase_params &p, const block_ctx &b, const dh_geom &gd,
+                                  const dh_geom &gh, const wslot &ws, int cnt)
+{
+    switch (ws.taps) {
+    case 1: accumulate_slot<QW, OCT, 1>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 2: accumulate_slot<QW, OCT, 2>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 3: accumulate_slot<QW, OCT, 3>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 4: accumulate_slot<QW, OCT, 4>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 5: accumulate_slot<QW, OCT, 5>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 6: accumulate_slot<QW, OCT, 6>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 7: accumulate_slot<QW, OCT, 7>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 8: accumulate_slot<QW, OCT, 8>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    default: break; /* no taps: the phase's outputs are bias only */
+    }
+}
+
+template <int SW, int QW, int OCT>
+CT3D_DEV void accumulate_all_slots(float (&acc)[SW][QW][OCT], const float *tile, const float *wsm,
+                                   const phase_params &p, const block_ctx &b, const dh_geom &gd,
+                                   const dh_geom &gh, int cnt)
+{
+    if (gd.taps == 0 || gh.taps == 0)
+        return;
+    CT3D_UNROLL
+    for (int f = 0; f < SW; f++)
+        accumulate_dispatch<QW, OCT>(acc[f], tile, wsm, p, b, gd, gh, p.ws[f], cnt);
+}
+
+/* Writes the thread's SW*QW x OCT outputs of phase pair (rd, rh) plus bias:
+ * 16-byte stores along W (NCDHW) or along channels (NDHWC) when aligned. */
+template <int SW, int QW, int OCT>
+CT3D_DEV void store_outputs(const phase_params &p, const block_ctx &b,
+                            const float (&acc)[SW][QW][OCT], int rd, int rh, int qd, int qh,
+                            int ow_a)
+{
+    constexpr int RUN = SW * QW;
+    const int od = qd * p.s[0] + rd - p.p[0], oh = qh * p.s[1] + rh - p.p[1];
+    if (od < 0 || od >= p.out[0] || oh < 0 || oh >= p.out[1])
+        return;
+    const int oc0 = b.ob * p.ocb + b.toc * OCT; /* within the group */
+    if (oc0 >= p.cog)
+        return;
+    float bv[OCT];
+    CT3D_UNROLL
+    for (int o = 0; o < OCT; o++)
+        bv[o] = (p.bias && oc0 + o < p.cog) ? CT3D_LDG(p.bias + b.g * p.cog + oc0 + o) : 0.0f;
+    float *base = p.y + b.n * p.ys[0] + (long long)(b.g * p.cog + oc0) * p.ys[1] +
+                  (long long)od * p.ys[2] + (long long)oh * p.ys[3];
+    if (p.ys[4] == 1) { /* NCDHW: W contiguous */
+        const bool vec = p.vec_store && ow_a + RUN <= p.out[2];
+        CT3D_UNROLL
+        for (int o = 0; o < OCT; o++) {
+            if (oc0 + o >= p.cog)
+                break;
+            float *dst = base + (long long)o * p.ys[1] + ow_a;
+            if (vec) {
+                CT3D_UNROLL
+                for (int j = 0; j < RUN / 4; j++) {
+                    float4 v;
+                    v.x = acc[(4 * j + 0) % SW][(4 * j + 0) / SW][o] + bv[o];
+                    v.y = acc[(4 * j + 1) % SW][(4 * j + 1) / SW][o] + bv[o];
+                    v.z = acc[(4 * j + 2) % SW][(4 * j + 2) / SW][o] + bv[o];
+                    v.w = acc[(4 * j + 3) % SW][(4 * j + 3) / SW][o] + bv[o];
+                    reinterpret_cast<float4 *>(dst)[j] = v;
+                }
+            } else {
+                CT3D_UNROLL
+                for (int e = 0; e < RUN; e++)
+                    if (ow_a + e < p.out[2])
+                        dst[e] = acc[e % SW][e / SW][o] + bv[o];
+            }
+        }
+    } else { /* NDHWC: channels contiguous */
+        const bool vec = p.vec_store && oc0 + OCT <= p.cog;
+        CT3D_UNROLL
+        for (int e = 0; e < RUN; e++) {
+            if (ow_a + e >= p.out[2])
+                break;
+            float *dst = base + (long long)(ow_a + e) * p.ys[4];
+            if (vec) {
+                CT3D_UNROLL
+                for (int c4 = 0; c4 < OCT / 4; c4++) {
+                    float4 v;
+                    v.x = acc[e % SW][e / SW][4 * c4 + 0] + bv[4 * c4 + 0];
+                    v.y = acc[e % SW][e / SW][4 * c4 + 1] + bv[4 * c4 + 1];
+                    v.z = acc[e % SW][e / SW][4 * c4 + 2] + bv[4 * c4 + 2];
+                    v.w = acc[e % SW][e / SW][4 * c4 + 3] + bv[4 * c4 + 3];
+                    reinterpret_cast<float4 *>(dst)[c4] = v;
+                }
+            } else {
+                CT3D_UNROLL
+                for (int o = 0; o < OCT; o++)
+                    if (oc0 + o < p.cog)
+                        dst[o] = acc[e % SW][e / SW][o] + bv[o];
+            }
+        }
+    }
+}
+
+template <int SW, int QW, int OCT>
+CT3D_DEV void zero_acc(float (&acc)[SW][QW][OCT])
+{
+    CT3D_UNROLL
+    for (int f = 0; f < SW; f++)
+        CT3D_UNROLL
+        for (int i = 0; i < QW; i++)
+            CT3D_UNROLL
+            for (int o = 0; o < OCT; o++)
+                acc[f][i][o] = 0.0f;
+}
+
+/* Shared memory: the staged weights (p.wsm_floats) first, then the input tile. */
+template <int SW, int QW, int OCT>
+CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long vb)
+{
+    block_ctx b;
+    long long r = vb;
+    int ppi = 0;
+    if (!p.all_phases) {
+        ppi = (int)(r % p.npp);
+        r /= p.npp;
+    }
+    b.ob = (int)(r % p.nocb);
+    r /= p.nocb;
+    b.tile[2] = (int)(r % p.ntile[2]);
+    r /= p.ntile[2];
+    b.tile[1] = (int)(r % p.ntile[1]);
+    r /= p.ntile[1];
+    b.tile[0] = (int)(r % p.ntile[0]);
+    r /= p.ntile[0];
+    b.g = (int)(r % p.groups);
+    b.n = r / p.groups;
+    b.tid = tid;
+    b.lane = tid & 31;
+    b.warp = tid >> 5;
+    b.nwarps = (p.nthreads + 31) >> 5;
+    int t = tid;
+    b.toc = t % p.toc;
+    t /= p.toc;
+    b.txi = t % p.tx;
+    t /= p.tx;
+    b.tyi = t % p.ty;
+    b.tzi = t / p.ty;
+
+    float *wsm = smem;
+    float *tile = smem + p.wsm_floats;
+    const int ow_a = (b.tile[2] * p.tx + b.txi) * SW * QW;
+    const int iw_lo = b.tile[2] * p.tx * QW + p.wlo0;
+    float acc[SW][QW][OCT];
+
+    if (p.all_phases) {
+        dh_geom gd = geom_all(p, 0, b.tile[0], p.tz);
+        dh_geom gh = geom_all(p, 1, b.tile[1], p.ty);
+        stage_input(p, tile, b, 0, p.cig, gd, gh, iw_lo);
+        stage_weights<OCT>(p, wsm, b, 0, p.cig, gd, gh);
+        CT3D_SYNC();
+        for (int pp = 0; pp < p.npp; pp++) {
+            const int rd = pp / p.s[1], rh = pp - rd * p.s[1];
+            if (!tile_has_rows(p, 0, rd, gd.q0, p.tz) || !tile_has_rows(p, 1, rh, gh.q0, p.ty))
+                continue;
+            geom_all_phase(p, 0, rd, gd);
+            geom_all_phase(p, 1, rh, gh);
+            zero_acc<SW, QW, OCT>(acc);
+            accumulate_all_slots<SW, QW, OCT>(acc, tile, wsm, p, b, gd, gh, p.cig);
+            store_outputs<SW, QW, OCT>(p, b, acc, rd, rh, gd.q0 + b.tzi, gh.q0 + b.tyi, ow_a);
+        }
+    } else {
+        const int rd = ppi / p.s[1], rh = ppi - rd * p.s[1];
+        const dh_geom gd = geom_one(p, 0, rd, b.tile[0], p.tz);
+        const dh_geom gh = geom_one(p, 1, rh, b.tile[1], p.ty);
+        if (!tile_has_rows(p, 0, rd, gd.q0, p.tz) || !tile_has_rows(p, 1, rh, gh.q0, p.ty))
+            return; /* this phase has fewer q rows than the grid covers */
+        zero_acc<SW, QW, OCT>(acc);
+        if (gd.taps > 0 && gh.taps > 0) {
+            for (int c = 0; c < p.nchunks; c++) {
+                const int ic0 = c * p.cic, cnt = imin(p.cic, p.cig - ic0);
+                if (c > 0)
+                    CT3D_SYNC();
+                stage_input(p, tile, b, ic0, cnt, gd, gh, iw_lo);
+                stage_weights<OCT>(p, wsm, b, ic0, cnt, gd, gh);
+                CT3D_SYNC();
+                accumulate_all_slots<SW, QW, OCT>(acc, tile, wsm, p, b, gd, gh, cnt);
+            }
+        }
+        store_outputs<SW, QW, OCT>(p, b, acc, rd, rh, gd.q0 + b.tzi, gh.q0 + b.tyi, ow_a);
+    }
+}
+
+} // namespace ct3d
+
+#endif

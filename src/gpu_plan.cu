@@ -1,0 +1,539 @@
+/* Host-side planning for the CUDA backend (see gpu_plan.h): kernel choice,
+ * the phase kernel's tiling by a small cost model, and its parameters. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_plan.h"
+
+namespace ct3d {
+
+namespace {
+
+/* The phase kernel indexes dims, channels and tile offsets with int. */
+constexpr long long kIntLimit = 1LL << 28;
+/* Must match __launch_bounds__ of the phase kernel (gpu_launch.cu). */
+constexpr int kMaxPhaseThreads = 256;
+
+long long gcd64(long long a, long long b)
+{
+    while (b) {
+        const long long t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+/* floor(a / b) for b > 0 and any sign of a. */
+long long floor_div(long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/* Phase r of dim d: taps, first tap, input offset m0, and the q range. */
+phase_entry phase_entry_of(const convt3d_shape *s, int d, long long r)
+{
+    const convt3d_phase ph = convt3d_phase_of(s, d, r);
+    phase_entry e;
+    e.taps = (int)ph.taps;
+    e.k0 = ph.first_tap >= 0 ? (int)ph.first_tap : 0;
+    e.m0 = ph.first_tap >= 0 ? (int)((ph.first_tap * s->l[d] - r) / s->s[d]) : 0;
+    const long long lo = s->p[d] >= r ? ceil_div(s->p[d] - r, s->s[d]) : 0;
+    const long long hi = floor_div(s->out[d] - 1 + s->p[d] - r, s->s[d]);
+    e.qlo = (int)lo;
+    e.qcount = hi >= lo ? (int)(hi - lo + 1) : 0;
+    return e;
+}
+
+bool phase_kernel_applies(const convt3d_shape *s, char *why, size_t why_size)
+{
+    for (int d = 0; d < 3; d++)
+        if (s->in[d] >= kIntLimit || s->out[d] >= kIntLimit || s->k[d] >= kIntLimit ||
+            s->s[d] >= kIntLimit || s->p[d] >= kIntLimit || s->l[d] >= kIntLimit) {
+            snprintf(why, why_size, "a size in dim %d is too large for int indexing", d);
+            return false;
+        }
+    if (s->cin >= kIntLimit || s->cout >= kIntLimit) {
+        snprintf(why, why_size, "channel counts too large for int indexing");
+        return false;
+    }
+    if (s->s[2] > 2) {
+        snprintf(why, why_size, "stride[2]=%lld > 2", (long long)s->s[2]);
+        return false;
+    }
+    if (s->s[0] > kMaxPhaseStride || s->s[1] > kMaxPhaseStride) {
+        snprintf(why, why_size, "stride in D/H > %d", kMaxPhaseStride);
+        return false;
+    }
+    if (s->l[2] / gcd64(s->s[2], s->l[2]) != 1) {
+        snprintf(why, why_size, "dilation[2]=%lld does not divide stride[2]=%lld",
+                 (long long)s->l[2], (long long)s->s[2]);
+        return false;
+    }
+    if (s->k[2] > kMaxKW) {
+        snprintf(why, why_size, "kernel[2]=%lld > %d", (long long)s->k[2], kMaxKW);
+        return false;
+    }
+    for (long long r = 0; r < s->s[2]; r++)
+        if (convt3d_phase_of(s, 2, r).taps > kMaxWTaps) {
+            snprintf(why, why_size, "more than %d taps in a W phase", kMaxWTaps);
+            return false;
+        }
+    return true;
+}
+
+/* A candidate tiling of the phase kernel. */
+struct tiling {
+    int qw, oct, toc, tx, ty, tz, cic, all;
+};
+
+/* Fills the phase kernel's parameters for tiling t; false if it does not
+ * fit (threads, shared memory). */
+bool fill_phase(const convt3d_shape *s, const tiling &t, const device_limits &lim,
+                phase_params *pp, size_t *smem)
+{
+    phase_params p;
+    memset(&p, 0, sizeof p);
+    const int sw = (int)s->s[2];
+    p.groups = (int)s->groups;
+    p.cig = (int)s->cig;
+    p.cog = (int)s->cog;
+    for (int d = 0; d < 3; d++) {
+        const long long g = gcd64(s->s[d], s->l[d]);
+        p.in[d] = (int)s->in[d];
+        p.out[d] = (int)s->out[d];
+        p.k[d] = (int)s->k[d];
+        p.s[d] = (int)s->s[d];
+        p.p[d] = (int)s->p[d];
+        p.dm[d] = (int)(s->l[d] / g);
+        p.kstep[d] = (int)(s->s[d] / g);
+    }
+    for (int d = 0; d < 5; d++) {
+        p.xs[d] = s->x_stride[d];
+        p.ys[d] = s->y_stride[d];
+    }
+    p.tx = t.tx;
+    p.ty = t.ty;
+    p.tz = t.tz;
+    p.toc = t.toc;
+    p.nthreads = t.toc * t.tx * t.ty * t.tz;
+    if (p.nthreads % 32 != 0 || p.nthreads > kMaxPhaseThreads)
+        return false;
+    p.cic = t.cic;
+    p.nchunks = (int)ceil_div(s->cig, t.cic);
+    p.all_phases = t.all;
+    if (t.all && p.nchunks != 1)
+        return false;
+    p.ocb = t.toc * t.oct;
+    p.nocb = (int)ceil_div(s->cog, p.ocb);
+    p.npp = p.s[0] * p.s[1];
+
+    /* D and H: phase tables, the union over phases, and the largest
+     * per-phase extents (tiled mode). */
+    int ext_one[2] = {0, 0}, taps_one[2] = {0, 0}, qcount_one[2] = {0, 0};
+    for (int d = 0; d < 2; d++) {
+        const int threads = d == 0 ? t.tz : t.ty;
+        int qlo = 1 << 30, qhi = -(1 << 30), hal = -(1 << 30), minm0 = 1 << 30;
+        for (int r = 0; r < p.s[d]; r++) {
+            const phase_entry e = phase_entry_of(s, d, r);
+            p.ph[d][r] = e;
+            if (e.qcount > 0) {
+                qlo = e.qlo < qlo ? e.qlo : qlo;
+                qhi = e.qlo + e.qcount - 1 > qhi ? e.qlo + e.qcount - 1 : qhi;
+            }
+            if (e.taps > 0) {
+                const int h = e.m0 + (e.taps - 1) * p.dm[d];
+                hal = h > hal ? h : hal;
+                minm0 = e.m0 < minm0 ? e.m0 : minm0;
+                const int ext = (e.taps - 1) * p.dm[d];
+                ext_one[d] = ext > ext_one[d] ? ext : ext_one[d];
+                taps_one[d] = e.taps > taps_one[d] ? e.taps : taps_one[d];
+            }
+            qcount_one[d] = e.qcount > qcount_one[d] ? e.qcount : qcount_one[d];
+        }
+        if (qhi < qlo || hal < 0)
+            return false; /* cannot happen for a valid problem */
+        p.qlo_all[d] = qlo;
+        p.hal_all[d] = hal;
+        p.ext_all[d] = hal - minm0;
+        p.ntile[d] = (int)ceil_div(t.all ? qhi - qlo + 1 : qcount_one[d], threads);
+    }
+
+    /* W: the slots of a thread's run, the tile origin and extent. */
+    int wlo0 = 1 << 30, wpos = 0;
+    int start[2] = {0, 0};
+    for (int f = 0; f < sw; f++) {
+        wslot &w = p.ws[f];
+        w.r = (f + p.p[2]) % sw;
+        const convt3d_phase ph = convt3d_phase_of(s, 2, w.r);
+        w.taps = (int)ph.taps;
+        w.k0 = ph.first_tap >= 0 ? (int)ph.first_tap : 0;
+        const int m0 = ph.first_tap >= 0 ? (int)((ph.first_tap * s->l[2] - w.r) / sw) : 0;
+        const int qf0 = (f + p.p[2] - w.r) / sw;
+        w.wpos = wpos;
+        for (int tt = 0; tt < w.taps; tt++)
+            p.kwpos[w.k0 + tt * p.kstep[2]] = wpos + tt;
+        wpos += w.taps;
+        if (w.taps > 0) {
+            start[f] = qf0 - m0 - (w.taps - 1);
+            wlo0 = start[f] < wlo0 ? start[f] : wlo0;
+        }
+    }
+    if (wpos != p.k[2])
+        return false; /* every kw belongs to exactly one W phase */
+    int wend = 0;
+    for (int f = 0; f < sw; f++) {
+        wslot &w = p.ws[f];
+        w.woff = w.taps > 0 ? start[f] - wlo0 : 0;
+        if (w.taps > 0 && w.woff + w.taps - 1 > wend)
+            wend = w.woff + w.taps - 1;
+    }
+    p.wlo0 = wlo0;
+    p.ew = t.tx * t.qw + wend;
+    p.pitch = p.ew | 1;
+    p.ntile[2] = (int)ceil_div(s->out[2], (long long)t.tx * sw * t.qw);
+    p.wrow4 = p.k[2] * t.oct / 4;
+    if (t.toc > 1 && p.wrow4 % 2 == 0)
+        p.wrow4++;
+
+    const long long wd = t.all ? p.k[0] : taps_one[0], wh = t.all ? p.k[1] : taps_one[1];
+    const long long ed = t.tz + (t.all ? p.ext_all[0] : ext_one[0]);
+    const long long eh = t.ty + (t.all ? p.ext_all[1] : ext_one[1]);
+    const long long wsm = (long long)t.cic * wd * wh * t.toc * p.wrow4 * 4;
+    const long long tilef = (long long)t.cic * ed * eh * p.pitch;
+    const long long bytes = (wsm + tilef) * (long long)sizeof(float);
+    if (bytes > lim.smem_optin || wsm > kIntLimit)
+        return false;
+    p.wsm_floats = (int)wsm;
+    p.nblocks = s->n * s->groups * p.nocb * (long long)p.ntile[0] * p.ntile[1] * p.ntile[2] *
+                (t.all ? 1 : p.npp);
+    *pp = p;
+    *smem = (size_t)bytes;
+    return true;
+}
+
+/* Estimated time of a tiling (arbitrary units; only the ranking matters):
+ * warp instructions issued (FMAs, shared loads, loop overhead, staging,
+ * stores, waste included) and shared-memory wavefronts, each over its
+ * per-multiprocessor rate, the larger one stretched by low occupancy and by
+ * a partly empty last wave. */
+double tiling_cost(const convt3d_shape *s, const tiling &t, const phase_params &p, size_t smem,
+                   const device_limits &lim)
+{
+    const double nwarps = p.nthreads / 32.0;
+    const int sw = p.s[2];
+    double slot_instr = 0.0, slot_wave = 0.0; /* per (ic, D tap, H tap) for all W slots */
+    for (int f = 0; f < sw; f++) {
+        const int tw = p.ws[f].taps;
+        if (tw == 0)
+            continue;
+        const double lds_in = t.qw + tw - 1, lds_w = tw * t.oct / 4.0;
+        slot_instr += tw * t.qw * t.oct + lds_in + lds_w + 3.0;
+        /* window loads: up to 2-way bank conflicts when many lanes share a row */
+        const double conflict = t.tx * t.qw > 32 ? 2.0 : 1.25;
+        slot_wave += lds_in * conflict + lds_w;
+    }
+    /* tiles of dim d that hold rows of phase r (the others skip it) */
+    double tiles_of[2][kMaxPhaseStride];
+    for (int d = 0; d < 2; d++) {
+        const int threads = d == 0 ? t.tz : t.ty;
+        for (int r = 0; r < p.s[d]; r++) {
+            const phase_entry &e = p.ph[d][r];
+            int n = 0;
+            for (int tile = 0; tile < p.ntile[d]; tile++) {
+                const int q0 = (t.all ? p.qlo_all[d] : e.qlo) + tile * threads;
+                n += q0 < e.qlo + e.qcount && q0 + threads > e.qlo;
+            }
+            tiles_of[d][r] = n;
+        }
+    }
+    double instr = 0.0, wave = 0.0; /* warp instructions and wavefronts, all blocks */
+    const double blocks_per_tile = (double)s->n * s->groups * p.nocb * p.ntile[2];
+    for (int rd = 0; rd < p.s[0]; rd++)
+        for (int rh = 0; rh < p.s[1]; rh++) {
+            const double blocks_per_pair = blocks_per_tile * tiles_of[0][rd] * tiles_of[1][rh];
+            const int td = p.ph[0][rd].taps, th = p.ph[1][rh].taps;
+            const double it = (double)s->cig * td * th;
+            double wi = it * slot_instr + (double)td * th * sw * p.nchunks * 20.0 +
+                        (double)sw * t.qw * t.oct / 2.0; /* hot loop, loop setup, stores */
+            double ww = it * slot_wave;
+            if (!t.all && td > 0 && th > 0) { /* staging per phase pair */
+                const double ed = t.tz + (td - 1) * p.dm[0], eh = t.ty + (th - 1) * p.dm[1];
+                const double rows = (double)s->cig * ed * eh, wrows = (double)s->cig * td * th;
+                const double run4 = (double)p.k[2] * p.ocb / 4.0;
+                ww += (rows * ceil(p.ew / 32.0) + wrows * ceil(run4 / 32.0)) / nwarps;
+                wi += (rows * ceil(p.ew / 32.0) * 8.0 + wrows * ceil(run4 / 32.0) * 14.0) / nwarps;
+            }
+            instr += blocks_per_pair * nwarps * wi;
+            wave += blocks_per_pair * nwarps * ww;
+        }
+    if (t.all) { /* one staging per block */
+        const double ed = t.tz + p.ext_all[0], eh = t.ty + p.ext_all[1];
+        const double rows = (double)s->cig * ed * eh, wrows = (double)s->cig * p.k[0] * p.k[1];
+        const double run4 = (double)p.k[2] * p.ocb / 4.0;
+        instr += p.nblocks * (rows * ceil(p.ew / 32.0) * 8.0 + wrows * ceil(run4 / 32.0) * 14.0);
+        wave += p.nblocks * (rows * ceil(p.ew / 32.0) + wrows * ceil(run4 / 32.0));
+    }
+
+    int bps = (int)(lim.smem_sm / (smem + 1024));
+    const int by_threads = 2048 / p.nthreads, by_regs = 65536 / (p.nthreads * 128);
+    bps = bps < by_threads ? bps : by_threads;
+    bps = bps < by_regs ? bps : by_regs;
+    bps = bps < 32 ? bps : 32;
+    if (bps < 1)
+        return 1e300;
+    /* blocks a multiprocessor holds at once, and how full the last wave is */
+    const double per_sm = (double)p.nblocks / lim.num_sms;
+    const double resident = per_sm < bps ? ceil(per_sm) : bps;
+    const double waves = per_sm / resident;
+    const double wave_eff = waves / ceil(waves);
+    const double warps = resident * nwarps;
+    double occ = 0.55 + 0.45 * (warps < 16.0 ? warps : 16.0) / 16.0;
+    if (resident < 2)
+        occ *= 0.8; /* staging and barriers are not overlapped by another block */
+    const double t_issue = instr / 4.0, t_smem = wave;
+    return (t_issue > t_smem ? t_issue : t_smem) / lim.num_sms / occ / wave_eff;
+}
+
+const char *phase_name(int all, int sw, int qw, int oct)
+{
+    if (all) {
+        if (sw == 2)
+            return oct == 8 ? "cuda/f32_phase_grouped_2x4x8" : "cuda/f32_phase_grouped_2x4x4";
+        return oct == 8 ? "cuda/f32_phase_grouped_1x8x8" : "cuda/f32_phase_grouped_1x8x4";
+    }
+    if (sw == 2)
+        return oct == 8 ? "cuda/f32_phase_tiled_2x4x8" : "cuda/f32_phase_tiled_2x4x4";
+    return oct == 8 ? "cuda/f32_phase_tiled_1x8x8" : "cuda/f32_phase_tiled_1x8x4";
+}
+
+/* Parses "tx,ty,tz,toc,cic"; false if malformed. */
+bool parse_tile(const char *text, int v[5])
+{
+    if (!text || !*text)
+        return false;
+    return sscanf(text, "%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4]) == 5 && v[0] > 0 &&
+           v[1] > 0 && v[2] > 0 && v[3] > 0 && v[4] > 0;
+}
+
+/* Best tiling of the phase kernel in mode want_all (-1: either): the forced
+ * one (CONVT3D_CUDA_TILE) if it fits, else the cheapest by tiling_cost. */
+bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, const char *tile,
+                kernel_plan *k)
+{
+    const int sw = (int)s->s[2];
+    const int qw = sw == 2 ? 4 : 8;
+    const int oct = s->cog <= 4 ? 4 : 8;
+    const long long toc_need = ceil_div(s->cog, oct);
+    const int toc_max = toc_need < 8 ? (int)toc_need : 8;
+    const long long runs = ceil_div(s->out[2], (long long)sw * qw);
+    const int npp = (int)(s->s[0] * s->s[1]);
+
+    bool found = false;
+    double best = 0.0;
+    tiling bt = {};
+    phase_params bp;
+    size_t bsmem = 0;
+    auto consider = [&](const tiling &t) {
+        phase_params p;
+        size_t smem;
+        if (!fill_phase(s, t, lim, &p, &smem))
+            return;
+        const double c = tiling_cost(s, t, p, smem, lim);
+        if (!found || c < best) {
+            found = true;
+            best = c;
+            bt = t;
+            bp = p;
+            bsmem = smem;
+        }
+    };
+    int forced[5];
+    if (parse_tile(tile, forced)) {
+        for (int all = 0; all <= 1; all++)
+            if (want_all < 0 || all == want_all) {
+                const int cic = all || forced[4] > s->cig ? (int)s->cig : forced[4];
+                consider({qw, oct, forced[3], forced[0], forced[1], forced[2], cic, all});
+            }
+        if (!found)
+            snprintf(k->why, sizeof k->why, "CONVT3D_CUDA_TILE=%s does not fit, ignored", tile);
+    }
+    static const int cics[] = {64, 32, 16, 8, 4, 2, 1};
+    for (int all = 0; all <= 1 && !found; all++) {
+        if (want_all >= 0 && all != want_all)
+            continue;
+        if (all && npp == 1 && want_all < 0)
+            continue; /* one phase pair: tiled mode is the same thing, with chunking */
+        for (int ci = -1; ci < 7; ci++) {
+            const int cic = ci < 0 ? (int)s->cig : cics[ci];
+            if (ci >= 0 && (all || cic >= s->cig))
+                continue;
+            for (int toc = toc_max; toc >= 1; toc /= 2)
+                for (int tx = 1; tx <= 32; tx *= 2) {
+                    /* tx: all the runs of a row (up to 16), or a power of two below */
+                    const int txv = tx == 32 ? (int)(runs < 16 ? runs : 16) : tx;
+                    if (tx < 32 && txv >= runs)
+                        continue;
+                    for (int ty = 1; ty <= 16; ty *= 2)
+                        for (int tz = 1; tz <= 8; tz *= 2) {
+                            const int nt = toc * txv * ty * tz;
+                            if (nt >= 64 && nt <= 256)
+                                consider({qw, oct, toc, txv, ty, tz, cic, all});
+                        }
+                }
+        }
+    }
+    if (!found) {
+        /* nothing in the search space fits; try the smallest blocks */
+        for (int all = 0; all <= 1 && !found; all++)
+            if (want_all < 0 || all == want_all)
+                for (int cic = 1; cic <= 1; cic++)
+                    consider({qw, oct, 1, 32, 1, 1, all ? (int)s->cig : cic, all});
+    }
+    if (!found)
+        return false;
+    k->kind = KERNEL_PHASE;
+    k->sw = sw;
+    k->qw = bt.qw;
+    k->oct = bt.oct;
+    k->phase = bp;
+    k->ocb = bp.ocb;
+    k->nocb = bp.nocb;
+    k->smem_bytes = bsmem;
+    k->threads = bp.nthreads;
+    k->blocks = bp.nblocks;
+    k->name = phase_name(bt.all, sw, bt.qw, bt.oct);
+    k->cost = best;
+    return true;
+}
+
+void fill_simple(const convt3d_shape *s, long long ocb, simple_params *sp)
+{
+    simple_params p;
+    memset(&p, 0, sizeof p);
+    p.n = s->n;
+    p.cin = s->cin;
+    p.cout = s->cout;
+    p.groups = s->groups;
+    p.cig = s->cig;
+    p.cog = s->cog;
+    for (int d = 0; d < 3; d++) {
+        const long long g = gcd64(s->s[d], s->l[d]);
+        p.in[d] = s->in[d];
+        p.out[d] = s->out[d];
+        p.k[d] = s->k[d];
+        p.s[d] = s->s[d];
+        p.p[d] = s->p[d];
+        p.dm[d] = s->l[d] / g;
+        p.kstep[d] = s->s[d] / g;
+    }
+    for (int d = 0; d < 5; d++) {
+        p.xs[d] = s->x_stride[d];
+        p.ys[d] = s->y_stride[d];
+    }
+    p.kvol = s->k_volume;
+    p.ocb = ocb;
+    p.nocb = ceil_div(s->cog, ocb);
+    p.y_elems = s->y_elems;
+    p.layout_ndhwc = s->layout == CONVT3D_LAYOUT_NDHWC;
+    *sp = p;
+}
+
+void plan_depthwise(const convt3d_shape *s, kernel_plan *k)
+{
+    k->kind = KERNEL_DEPTHWISE;
+    k->ocb = 4;
+    k->nocb = 1;
+    k->threads = 256;
+    const long long vecs = s->layout == CONVT3D_LAYOUT_NDHWC
+                               ? s->n * s->out[0] * s->out[1] * s->out[2] * ceil_div(s->cout, 4)
+                               : s->n * s->cout * s->out[0] * s->out[1] * ceil_div(s->out[2], 4);
+    k->blocks = ceil_div(vecs, k->threads);
+    k->name = "cuda/f32_depthwise_phase_4";
+}
+
+void plan_generic(const convt3d_shape *s, kernel_plan *k)
+{
+    k->kind = KERNEL_GENERIC;
+    k->ocb = (int)((s->cog + 3) / 4 * 4);
+    k->nocb = 1;
+    k->threads = 256;
+    k->blocks = ceil_div(s->y_elems, k->threads);
+    k->name = "cuda/f32_direct_generic";
+}
+
+} // namespace
+
+convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, const char *force,
+                           const char *tile, kernel_plan *out)
+{
+    kernel_plan k;
+    memset(&k, 0, sizeof k);
+    char why[128] = "";
+    const bool depthwise_ok = s->cig == 1 && s->cog == 1;
+    const bool phase_ok = phase_kernel_applies(s, why, sizeof why);
+    bool done = false;
+    if (force && *force) {
+        if (strstr(force, "generic")) {
+            plan_generic(s, &k);
+            done = true;
+        } else if (strstr(force, "depthwise") && depthwise_ok) {
+            plan_depthwise(s, &k);
+            done = true;
+        } else if ((strstr(force, "grouped") || strstr(force, "tiled")) && phase_ok) {
+            done = plan_phase(s, lim, strstr(force, "grouped") ? 1 : 0, tile, &k);
+        }
+        if (!done)
+            snprintf(k.why, sizeof k.why, "CONVT3D_CUDA_KERNEL=%s does not apply%s%s", force,
+                     why[0] ? ": " : "", why);
+    }
+    if (!done) {
+        if (depthwise_ok) {
+            plan_depthwise(s, &k);
+        } else if (!(phase_ok && plan_phase(s, lim, -1, tile, &k))) {
+            plan_generic(s, &k);
+            if (!k.why[0] && why[0])
+                snprintf(k.why, sizeof k.why, "phase kernel: %s", why);
+        }
+    }
+    fill_simple(s, k.ocb, &k.simple);
+    if (k.blocks < 1)
+        return convt3d_fail(CONVT3D_ERR_INTERNAL, "CUDA plan for %s has no blocks", k.name);
+    *out = k;
+    return CONVT3D_SUCCESS;
+}
+
+long long phase_table_ints(const convt3d_shape *s) { return 3 * (s->s[0] + s->s[1] + s->s[2]); }
+
+void phase_table_fill(const convt3d_shape *s, int *table, int off[3])
+{
+    long long at = 0;
+    for (int d = 0; d < 3; d++) {
+        off[d] = (int)at;
+        for (long long r = 0; r < s->s[d]; r++) {
+            const phase_entry e = phase_entry_of(s, d, r);
+            table[at++] = e.taps;
+            table[at++] = e.k0;
+            table[at++] = e.m0;
+        }
+    }
+}
+
+void plan_describe(const kernel_plan &k, char *buf, size_t size)
+{
+    if (k.kind == KERNEL_PHASE) {
+        const phase_params &p = k.phase;
+        snprintf(buf, size,
+                 "%s: threads toc%d x tx%d x ty%d x tz%d = %d, cic %d (%d chunks), ocb %d x %d, "
+                 "tiles %dx%dx%d, %lld blocks, %zu B shared, model %.3g%s%s",
+                 k.name, p.toc, p.tx, p.ty, p.tz, p.nthreads, p.cic, p.nchunks, p.ocb, p.nocb,
+                 p.ntile[0], p.ntile[1], p.ntile[2], p.nblocks, k.smem_bytes, k.cost, k.why[0] ? "; " : "",
+                 k.why);
+    } else {
+        snprintf(buf, size, "%s: %d threads x %lld blocks%s%s", k.name, k.threads, k.blocks,
+                 k.why[0] ? "; " : "", k.why);
+    }
+}
+
+} // namespace ct3d

@@ -1,0 +1,66 @@
+/* Host-side planning for the CUDA backend: which kernel runs a problem, with
+ * which tiling, and the kernel parameters derived from the shape.  Pure
+ * computation (no CUDA calls), done once at plan creation.
+ *
+ * The heuristic (documented in bench/NOTES.md with the measurements behind it):
+ *   1. C_in/G = C_out/G = 1                      -> depthwise
+ *   2. the phase kernel applies (W stride 1 or 2 with every W tap reaching a
+ *      phase at unit input step, <= 8 taps per W phase, D/H strides <= 8):
+ *        whole C_in/G and all taps fit shared memory -> phase_grouped
+ *        (block stages once and loops over every D/H phase pair)
+ *        otherwise                              -> phase_tiled
+ *        (one D/H phase pair per block, input channels in chunks)
+ *      the thread/block tiling is picked by a cost model (FMAs incl. waste,
+ *      staging, GPU fill, occupancy).
+ *   3. anything else                            -> generic direct kernel
+ * CONVT3D_CUDA_KERNEL=grouped|tiled|depthwise|generic (or a full kernel name)
+ * forces a kernel where it applies; CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic forces
+ * the phase kernel's tiling (benchmarking only). */
+#ifndef CONVT3D_GPU_PLAN_H
+#define CONVT3D_GPU_PLAN_H
+
+#include <stddef.h>
+
+#include "gpu_kernels.h"
+#include "internal.h"
+
+namespace ct3d {
+
+enum kernel_kind { KERNEL_PHASE, KERNEL_DEPTHWISE, KERNEL_GENERIC };
+
+struct device_limits {
+    int smem_optin; /* bytes one block may use */
+    int smem_sm;    /* bytes per multiprocessor */
+    int num_sms;
+};
+
+struct kernel_plan {
+    kernel_kind kind;
+    int sw, qw, oct;      /* phase kernel instantiation */
+    phase_params phase;   /* pointers left NULL */
+    simple_params simple; /* pointers left NULL */
+    int ocb, nocb;        /* weight packing: output channels per block, blocks */
+    size_t smem_bytes;
+    int threads;
+    long long blocks;
+    const char *name; /* static storage */
+    double cost;      /* the phase kernel's modelled time (gpu_plan.cu), for the record */
+    char why[160];    /* a note on the choice (a forced kernel that did not apply) */
+};
+
+/* Chooses the kernel and fills *out.  force and tile are the environment
+ * overrides (NULL or "" when unset). */
+convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, const char *force,
+                           const char *tile, kernel_plan *out);
+
+/* Entries of the device phase table used by the simple kernels: 3 ints
+ * {taps, k0, m0} per (dim, phase); off[d] is dim d's first entry. */
+long long phase_table_ints(const convt3d_shape *s);
+void phase_table_fill(const convt3d_shape *s, int *table, int off[3]);
+
+/* A one-line description of the plan's tiling, for CONVT3D_VERBOSE. */
+void plan_describe(const kernel_plan &k, char *buf, size_t size);
+
+} // namespace ct3d
+
+#endif

@@ -1,0 +1,526 @@
+/* GPU-specific cases of the CUDA backend: the stream variant, device vs host
+ * pointers (bitwise equal), determinism, every kernel forced through
+ * CONVT3D_CUDA_KERNEL / CONVT3D_CUDA_TILE, the bench shapes scaled down, the
+ * caller's current device kept, several GPUs (cuda:N), concurrent execute on
+ * one plan, CUDA error mapping (out of device memory), and, with
+ * CONVT3D_TEST_BIG=1, tensors past 2^31 elements.  Every case skips, with
+ * the reason in the runner's summary, without a GPU. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "test_util.h"
+
+#if CONVT3D_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#define TOL 1e-5
+
+static int skip_without_gpu(void)
+{
+    if (gpu_skip_reason()) {
+        gpu_cases_skipped++;
+        return 1;
+    }
+    return 0;
+}
+
+static float *dev_copy(const float *h, int64_t n)
+{
+    void *d = NULL;
+    if (cudaMalloc(&d, (size_t)(n > 0 ? n : 1) * sizeof(float)) != cudaSuccess)
+        return NULL;
+    if (h && cudaMemcpy(d, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) {
+        cudaFree(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* Host data for one problem, the reference output, and device copies. */
+typedef struct problem_data {
+    convt3d_problem p;
+    int64_t nx, nw, ny;
+    float *x, *w, *b, *ref;
+    float *dx, *dw, *db;
+} problem_data;
+
+static int data_make(problem_data *d, const convt3d_problem *p, uint64_t seed, int small_ints)
+{
+    memset(d, 0, sizeof *d);
+    d->p = *p;
+    if (convt3d_tensor_elems(p, &d->nx, &d->nw, &d->ny) != CONVT3D_SUCCESS)
+        return 0;
+    d->x = malloc((size_t)d->nx * sizeof(float));
+    d->w = malloc((size_t)d->nw * sizeof(float));
+    d->b = malloc((size_t)p->out_channels * sizeof(float));
+    d->ref = malloc((size_t)d->ny * sizeof(float));
+    if (!d->x || !d->w || !d->b || !d->ref)
+        return 0;
+    rng r = rng_make(seed);
+    void (*fill)(rng *, float *, int64_t) = small_ints ? fill_small_ints : fill_uniform;
+    fill(&r, d->x, d->nx);
+    fill(&r, d->w, d->nw);
+    fill(&r, d->b, p->out_channels);
+    if (convt3d_reference(p, d->x, d->w, d->b, d->ref) != CONVT3D_SUCCESS)
+        return 0;
+    d->dx = dev_copy(d->x, d->nx);
+    d->dw = dev_copy(d->w, d->nw);
+    d->db = dev_copy(d->b, p->out_channels);
+    return d->dx && d->dw && d->db;
+}
+
+static void data_free(problem_data *d)
+{
+    free(d->x);
+    free(d->w);
+    free(d->b);
+    free(d->ref);
+    cudaFree(d->dx);
+    cudaFree(d->dw);
+    cudaFree(d->db);
+}
+
+static void report(const convt3d_problem *p, const char *what, const char *detail)
+{
+    char desc[256];
+    problem_describe(p, desc, sizeof desc);
+    printf("\n  FAILED: %s: %s\n    problem: %s\n", what, detail, desc);
+}
+
+/* Plan on cuda:0 from device weights, run on `stream` with device pointers,
+ * compare with the reference; returns the kernel name in name (if given). */
+static int run_on_stream(const problem_data *d, cudaStream_t stream, const char **name,
+                         float *out_host)
+{
+    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+    convt3d_plan *plan = NULL;
+    float *dy = dev_copy(NULL, d->ny);
+    int ok = dy != NULL;
+    if (ok && convt3d_plan_create(&plan, &d->p, gpu, d->dw, d->p.has_bias ? d->db : NULL) !=
+                  CONVT3D_SUCCESS) {
+        report(&d->p, "plan_create", convt3d_last_error());
+        ok = 0;
+    }
+    if (ok && name)
+        *name = convt3d_plan_kernel_name(plan);
+    if (ok && cudaMemset(dy, 0xff, (size_t)d->ny * sizeof(float)) != cudaSuccess)
+        ok = 0;
+    if (ok && convt3d_execute_on_stream(plan, d->dx, dy, stream) != CONVT3D_SUCCESS) {
+        report(&d->p, "execute_on_stream", convt3d_last_error());
+        ok = 0;
+    }
+    if (ok && (cudaStreamSynchronize(stream) != cudaSuccess ||
+               cudaMemcpy(out_host, dy, (size_t)d->ny * sizeof(float), cudaMemcpyDeviceToHost) !=
+                   cudaSuccess))
+        ok = 0;
+    convt3d_plan_destroy(plan);
+    cudaFree(dy);
+    return ok;
+}
+
+static int compare(const problem_data *d, const float *y, int exact, const char *what)
+{
+    const double err = exact ? max_abs_error(y, d->ref, d->ny) : rel_l2_error(y, d->ref, d->ny);
+    if (exact ? err != 0.0 : !(err <= TOL)) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s error %g", exact ? "max abs" : "rel L2", err);
+        report(&d->p, what, msg);
+        return 0;
+    }
+    return 1;
+}
+
+static void test_stream_variant(void)
+{
+    if (skip_without_gpu())
+        return;
+    cudaStream_t stream;
+    CU_ASSERT_FATAL(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+    convt3d_problem p = make_problem(2, 8, 12, 2, 5, 6, 9, 3, 2, 1, 1, 1, CONVT3D_LAYOUT_NCDHW);
+    for (int exact = 0; exact <= 1; exact++) {
+        problem_data d;
+        CU_ASSERT_FATAL(data_make(&d, &p, 101 + exact, exact));
+        float *y = malloc((size_t)d.ny * sizeof(float));
+        CU_ASSERT(y && run_on_stream(&d, stream, NULL, y) && compare(&d, y, exact, "stream"));
+        free(y);
+        data_free(&d);
+    }
+    cudaStreamDestroy(stream);
+}
+
+/* Host pointers (staged) and device pointers give the same bits; twice the
+ * same call gives the same bits. */
+static void test_host_device_bitwise(void)
+{
+    if (skip_without_gpu())
+        return;
+    convt3d_problem p = make_problem(2, 16, 24, 1, 6, 7, 10, 3, 2, 1, 1, 1, CONVT3D_LAYOUT_NDHWC);
+    problem_data d;
+    CU_ASSERT_FATAL(data_make(&d, &p, 7, 0));
+    float *yh = malloc((size_t)d.ny * sizeof(float)), *yd = malloc((size_t)d.ny * sizeof(float));
+    float *yd2 = malloc((size_t)d.ny * sizeof(float));
+    CU_ASSERT_FATAL(yh && yd && yd2);
+    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+    poison(yh, d.ny);
+    CU_ASSERT_EQUAL(convt3d_forward(&p, gpu, d.x, d.w, d.b, yh), CONVT3D_SUCCESS);
+    CU_ASSERT(run_on_stream(&d, 0, NULL, yd));
+    CU_ASSERT(run_on_stream(&d, 0, NULL, yd2));
+    CU_ASSERT(memcmp(yh, yd, (size_t)d.ny * sizeof(float)) == 0);
+    CU_ASSERT(memcmp(yd, yd2, (size_t)d.ny * sizeof(float)) == 0);
+    CU_ASSERT(compare(&d, yh, 0, "host pointers"));
+    free(yh);
+    free(yd);
+    free(yd2);
+    data_free(&d);
+}
+
+/* The bench suite's shapes at a quarter of their size, both layouts, with
+ * the heuristic's choice and each kernel forced. */
+static convt3d_problem bench_like(int i)
+{
+    convt3d_problem p;
+    switch (i) {
+    case 0:
+        p = make_problem(1, 32, 32, 4, 4, 7, 13, 3, 2, 1, 1, 0, CONVT3D_LAYOUT_NCDHW);
+        p.kernel[1] = 5, p.kernel[2] = 7, p.padding[1] = 2, p.padding[2] = 3;
+        break;
+    case 1: p = make_problem(1, 128, 64, 1, 4, 5, 9, 2, 2, 0, 0, 1, CONVT3D_LAYOUT_NCDHW); break;
+    case 2: p = make_problem(1, 64, 32, 1, 4, 5, 8, 4, 2, 1, 0, 1, CONVT3D_LAYOUT_NCDHW); break;
+    case 3: p = make_problem(1, 256, 128, 1, 3, 4, 4, 3, 2, 1, 1, 1, CONVT3D_LAYOUT_NCDHW); break;
+    case 4: p = make_problem(1, 64, 64, 64, 4, 8, 9, 3, 2, 1, 1, 0, CONVT3D_LAYOUT_NCDHW); break;
+    default: p = make_problem(1, 32, 32, 1, 5, 6, 9, 3, 1, 1, 0, 0, CONVT3D_LAYOUT_NCDHW); break;
+    }
+    return p;
+}
+
+static const char *const kernel_families[] = {"", "grouped", "tiled", "depthwise", "generic"};
+
+static void check_forced(const convt3d_problem *p, const char *family, const char *tile,
+                         uint64_t seed)
+{
+    if (*family)
+        setenv("CONVT3D_CUDA_KERNEL", family, 1);
+    else
+        unsetenv("CONVT3D_CUDA_KERNEL");
+    if (tile)
+        setenv("CONVT3D_CUDA_TILE", tile, 1);
+    else
+        unsetenv("CONVT3D_CUDA_TILE");
+    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+    check_result res = check_backend(p, gpu, seed, DEVICE_POINTERS, TOL);
+    if (!res.ok)
+        printf("\n  (CONVT3D_CUDA_KERNEL=%s CONVT3D_CUDA_TILE=%s)", family, tile ? tile : "");
+    assert_check(&res, p, seed);
+    unsetenv("CONVT3D_CUDA_KERNEL");
+    unsetenv("CONVT3D_CUDA_TILE");
+}
+
+static void test_bench_shapes_each_kernel(void)
+{
+    if (skip_without_gpu())
+        return;
+    for (int i = 0; i < 6; i++)
+        for (int layout = 0; layout < 2; layout++)
+            for (size_t f = 0; f < sizeof kernel_families / sizeof *kernel_families; f++) {
+                convt3d_problem p = bench_like(i);
+                p.layout = (convt3d_layout)layout;
+                check_forced(&p, kernel_families[f], NULL, 1000 + 10 * i + layout);
+            }
+}
+
+/* The forced kernel shows in the plan's name when it applies. */
+static void test_kernel_names(void)
+{
+    if (skip_without_gpu())
+        return;
+    convt3d_problem p = bench_like(0);
+    problem_data d;
+    CU_ASSERT_FATAL(data_make(&d, &p, 3, 1));
+    float *y = malloc((size_t)d.ny * sizeof(float));
+    static const char *const want[] = {"cuda/f32_phase_", "grouped", "tiled", "generic"};
+    static const char *const set[] = {"", "grouped", "tiled", "generic"};
+    for (int i = 0; i < 4; i++) {
+        const char *name = "";
+        if (*set[i])
+            setenv("CONVT3D_CUDA_KERNEL", set[i], 1);
+        CU_ASSERT(run_on_stream(&d, 0, &name, y) && compare(&d, y, 1, set[i]));
+        CU_ASSERT_PTR_NOT_NULL(strstr(name, want[i]));
+        unsetenv("CONVT3D_CUDA_KERNEL");
+    }
+    free(y);
+    data_free(&d);
+}
+
+/* Random problems with each kernel forced and odd tilings: partial chunks,
+ * one-thread-wide tiles, channel sub-blocks wider than Cog. */
+static void test_random_forced(void)
+{
+    if (skip_without_gpu())
+        return;
+    static const char *const tiles[] = {NULL, "1,2,2,8,3", "4,2,4,1,2", "2,4,1,4,5",
+                                        "16,2,1,1,7", "3,1,2,16,2"};
+    const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
+    const int per = count_env && *count_env ? (atoi(count_env) + 9) / 10 : 20;
+    rng r = rng_make(test_seed() * 31 + 5);
+    for (size_t f = 1; f < sizeof kernel_families / sizeof *kernel_families; f++)
+        for (size_t t = 0; t < sizeof tiles / sizeof *tiles; t++) {
+            if (t > 0 && f > 2)
+                continue; /* tilings apply to the phase kernel only */
+            for (int i = 0; i < per; i++) {
+                const uint64_t seed = rng_next(&r);
+                convt3d_problem p = random_problem(&r, 4e5, 40000);
+                check_forced(&p, kernel_families[f], tiles[t], seed);
+            }
+        }
+}
+
+/* The caller's current device is the same after every call. */
+static void test_current_device_kept(void)
+{
+    if (skip_without_gpu())
+        return;
+    const int n = convt3d_cuda_device_count();
+    const int last = n - 1;
+    CU_ASSERT_FATAL(cudaSetDevice(last) == cudaSuccess);
+    convt3d_problem p = make_problem(1, 4, 4, 1, 3, 3, 3, 3, 2, 1, 0, 1, CONVT3D_LAYOUT_NCDHW);
+    for (int ord = 0; ord < n && ord < 4; ord++) {
+        convt3d_device dev = {CONVT3D_DEVICE_CUDA, ord};
+        check_result res = check_backend(&p, dev, 77 + ord, HOST_POINTERS, TOL);
+        assert_check(&res, &p, 77 + ord);
+        int now = -1;
+        CU_ASSERT(cudaGetDevice(&now) == cudaSuccess && now == last);
+    }
+    cudaSetDevice(0);
+}
+
+/* cuda:N for every GPU present, device pointers allocated on that GPU. */
+static void test_several_gpus(void)
+{
+    if (skip_without_gpu())
+        return;
+    const int n = convt3d_cuda_device_count();
+    if (n < 2) {
+        printf("(one GPU: cuda:N beyond cuda:0 not exercised) ");
+        return;
+    }
+    convt3d_problem p = make_problem(2, 8, 8, 2, 4, 5, 6, 3, 2, 1, 1, 1, CONVT3D_LAYOUT_NCDHW);
+    for (int ord = 1; ord < n && ord < 8; ord++) {
+        CU_ASSERT_FATAL(cudaSetDevice(ord) == cudaSuccess);
+        problem_data d;
+        CU_ASSERT_FATAL(data_make(&d, &p, 900 + ord, 1));
+        float *dy = dev_copy(NULL, d.ny), *y = malloc((size_t)d.ny * sizeof(float));
+        cudaSetDevice(0);
+        convt3d_device dev = {CONVT3D_DEVICE_CUDA, ord};
+        CU_ASSERT_EQUAL(convt3d_forward(&p, dev, d.dx, d.dw, d.db, dy), CONVT3D_SUCCESS);
+        int now = -1;
+        CU_ASSERT(cudaGetDevice(&now) == cudaSuccess && now == 0);
+        CU_ASSERT(cudaMemcpy(y, dy, (size_t)d.ny * sizeof(float), cudaMemcpyDeviceToHost) ==
+                  cudaSuccess);
+        CU_ASSERT(compare(&d, y, 1, "cuda:N"));
+        /* a plan on cuda:0 refuses pointers that live on cuda:ord */
+        convt3d_device zero = {CONVT3D_DEVICE_CUDA, 0};
+        CU_ASSERT_EQUAL(convt3d_forward(&p, zero, d.dx, d.w, d.b, dy),
+                        CONVT3D_ERR_POINTER_LOCATION);
+        cudaSetDevice(ord);
+        cudaFree(dy);
+        data_free(&d);
+        free(y);
+        cudaSetDevice(0);
+    }
+}
+
+/* Several host threads, each with its own stream and output, execute one
+ * plan at the same time. */
+typedef struct worker {
+    const convt3d_plan *plan;
+    const float *dx;
+    int64_t ny;
+    float *y;
+    int ok;
+} worker;
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    cudaStream_t stream;
+    float *dy = NULL;
+    w->ok = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess &&
+            (dy = dev_copy(NULL, w->ny)) != NULL;
+    for (int i = 0; w->ok && i < 8; i++)
+        w->ok = convt3d_execute_on_stream(w->plan, w->dx, dy, stream) == CONVT3D_SUCCESS;
+    if (w->ok)
+        w->ok = cudaStreamSynchronize(stream) == cudaSuccess &&
+                cudaMemcpy(w->y, dy, (size_t)w->ny * sizeof(float), cudaMemcpyDeviceToHost) ==
+                    cudaSuccess;
+    cudaFree(dy);
+    cudaStreamDestroy(stream);
+    return NULL;
+}
+
+static void test_concurrent_execute(void)
+{
+    if (skip_without_gpu())
+        return;
+    convt3d_problem p = make_problem(2, 16, 16, 2, 6, 8, 10, 3, 2, 1, 1, 1, CONVT3D_LAYOUT_NCDHW);
+    problem_data d;
+    CU_ASSERT_FATAL(data_make(&d, &p, 55, 1));
+    convt3d_plan *plan = NULL;
+    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+    CU_ASSERT_FATAL(convt3d_plan_create(&plan, &p, gpu, d.w, d.b) == CONVT3D_SUCCESS);
+    enum { NT = 4 };
+    worker w[NT];
+    pthread_t th[NT];
+    for (int i = 0; i < NT; i++) {
+        w[i] = (worker){plan, d.dx, d.ny, malloc((size_t)d.ny * sizeof(float)), 0};
+        CU_ASSERT_FATAL(w[i].y && pthread_create(&th[i], NULL, worker_main, &w[i]) == 0);
+    }
+    for (int i = 0; i < NT; i++) {
+        pthread_join(th[i], NULL);
+        CU_ASSERT(w[i].ok && compare(&d, w[i].y, 1, "concurrent execute"));
+        free(w[i].y);
+    }
+    convt3d_plan_destroy(plan);
+    data_free(&d);
+}
+
+/* Out of device memory comes back as CONVT3D_ERR_OUT_OF_MEMORY with CUDA's
+ * words; y is untouched and the plan still destroys cleanly. */
+static void test_out_of_memory(void)
+{
+    if (skip_without_gpu())
+        return;
+    size_t free_b = 0, total_b = 0;
+    CU_ASSERT_FATAL(cudaMemGetInfo(&free_b, &total_b) == cudaSuccess);
+    /* y needs 8x the bytes of x and more than the whole card; x (host) is
+     * never read because staging y fails first.  The problem itself is
+     * valid and small to plan (1x1 channels, 1-tap kernel). */
+    convt3d_problem p = make_problem(1, 1, 1, 1, 1, 1, 1, 1, 2, 0, 1, 0, CONVT3D_LAYOUT_NCDHW);
+    const int64_t need = (int64_t)(total_b / sizeof(float) / 8) + (1 << 20);
+    p.in_size[0] = 64;
+    p.in_size[1] = 1024;
+    p.in_size[2] = need / (64 * 1024) + 1;
+    convt3d_plan *plan = NULL;
+    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+    float w = 1.0f, x[4] = {1, 2, 3, 4}, y[4];
+    poison(y, 4);
+    CU_ASSERT_FATAL(convt3d_plan_create(&plan, &p, gpu, &w, NULL) == CONVT3D_SUCCESS);
+    const convt3d_status st = convt3d_execute(plan, x, y);
+    CU_ASSERT_EQUAL(st, CONVT3D_ERR_OUT_OF_MEMORY);
+    CU_ASSERT_PTR_NOT_NULL(strstr(convt3d_last_error(), "memory"));
+    CU_ASSERT_EQUAL(count_poison(y, 4), 4);
+    convt3d_plan_destroy(plan);
+    /* the device is still usable */
+    convt3d_problem q = make_problem(1, 2, 2, 1, 2, 2, 2, 2, 2, 0, 0, 0, CONVT3D_LAYOUT_NCDHW);
+    check_result res = check_backend(&q, gpu, 5, DEVICE_POINTERS, TOL);
+    assert_check(&res, &q, 5);
+}
+
+/* Mixed pointer locations are refused before any work (nothing written). */
+static void test_pointer_mix(void)
+{
+    if (skip_without_gpu())
+        return;
+    convt3d_problem p = make_problem(1, 2, 2, 1, 2, 2, 2, 2, 2, 0, 0, 0, CONVT3D_LAYOUT_NCDHW);
+    problem_data d;
+    CU_ASSERT_FATAL(data_make(&d, &p, 9, 1));
+    convt3d_plan *plan = NULL;
+    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+    CU_ASSERT_FATAL(convt3d_plan_create(&plan, &p, gpu, d.dw, NULL) == CONVT3D_SUCCESS);
+    float *y = malloc((size_t)d.ny * sizeof(float));
+    poison(y, d.ny);
+    CU_ASSERT_EQUAL(convt3d_execute(plan, d.dx, y), CONVT3D_ERR_POINTER_LOCATION);
+    CU_ASSERT_EQUAL(count_poison(y, d.ny), d.ny);
+    convt3d_plan_destroy(plan);
+    free(y);
+    data_free(&d);
+}
+
+/* Tensors past 2^31 elements (int64 offsets in every kernel): outputs
+ * sampled against a direct sum on the host.  CONVT3D_TEST_BIG=1 only: it
+ * moves ~25 GB. */
+static float big_x(int64_t i) { return (float)((i * 2654435761u >> 7) % 9) - 4.0f; }
+
+static void test_big_tensors(void)
+{
+    if (skip_without_gpu())
+        return;
+    const char *big = getenv("CONVT3D_TEST_BIG");
+    if (!big || strcmp(big, "1") != 0) {
+        printf("(set CONVT3D_TEST_BIG=1 to run) ");
+        return;
+    }
+    /* x and y: 1 x 2 x 1 x 32768 x 32776 = 2.15e9 elements each (k 1, s 1,
+     * 2 groups of one channel), through every kernel. */
+    static const char *const families[] = {"", "grouped", "tiled", "generic"};
+    convt3d_problem p = make_problem(1, 2, 2, 2, 1, 32768, 32776, 1, 1, 0, 0, 1,
+                                     CONVT3D_LAYOUT_NCDHW);
+    int64_t nx, nw, ny;
+    CU_ASSERT_FATAL(convt3d_tensor_elems(&p, &nx, &nw, &ny) == CONVT3D_SUCCESS);
+    CU_ASSERT_FATAL(nx > (1LL << 31));
+    float *x = malloc((size_t)nx * sizeof(float)), *y = malloc((size_t)ny * sizeof(float));
+    float wv[2] = {1.5f, -2.0f}, bv[2] = {0.25f, 3.0f};
+    CU_ASSERT_FATAL(x && y);
+    for (int64_t i = 0; i < nx; i++)
+        x[i] = big_x(i);
+    float *dx = dev_copy(x, nx), *dy = dev_copy(NULL, ny);
+    CU_ASSERT_FATAL(dx && dy);
+    for (int f = 0; f < 4; f++) {
+        if (*families[f])
+            setenv("CONVT3D_CUDA_KERNEL", families[f], 1);
+        convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+        CU_ASSERT(convt3d_forward(&p, gpu, dx, wv, bv, dy) == CONVT3D_SUCCESS);
+        unsetenv("CONVT3D_CUDA_KERNEL");
+        CU_ASSERT_FATAL(cudaMemcpy(y, dy, (size_t)ny * sizeof(float), cudaMemcpyDeviceToHost) ==
+                        cudaSuccess);
+        rng r = rng_make(17);
+        int bad = 0;
+        for (int s = 0; s < 4000; s++) {
+            /* groups 2 of 1 channel: y[c] = w[c] * x[c] + b[c]; the last samples
+             * hit the very end of the tensor */
+            const int64_t e = s < 3990 ? rng_int(&r, 0, ny - 1) : ny - 1 - (3999 - s);
+            const int64_t c = e / (ny / 2);
+            const float want = wv[c] * x[e] + bv[c];
+            bad += y[e] != want;
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+    cudaFree(dx);
+    cudaFree(dy);
+    free(x);
+    free(y);
+}
+
+void register_gpu_tests(void)
+{
+    static const test_entry tests[] = {
+        {"cuda: stream variant", test_stream_variant},
+        {"cuda: host vs device pointers, bitwise; determinism", test_host_device_bitwise},
+        {"cuda: bench shapes (scaled) x layouts x each kernel", test_bench_shapes_each_kernel},
+        {"cuda: CONVT3D_CUDA_KERNEL shows in the kernel name", test_kernel_names},
+        {"cuda: random problems, each kernel and tiling forced", test_random_forced},
+        {"cuda: caller's current device kept", test_current_device_kept},
+        {"cuda: several GPUs (cuda:N)", test_several_gpus},
+        {"cuda: concurrent execute on one plan", test_concurrent_execute},
+        {"cuda: out of device memory -> CONVT3D_ERR_OUT_OF_MEMORY", test_out_of_memory},
+        {"cuda: mixed pointer locations refused", test_pointer_mix},
+        {"cuda: tensors past 2^31 elements (CONVT3D_TEST_BIG=1)", test_big_tensors},
+        {NULL, NULL}};
+    add_suite("gpu", tests);
+}
+
+#else /* no CUDA in this build */
+
+static void test_gpu_skipped(void) { gpu_cases_skipped++; }
+
+void register_gpu_tests(void)
+{
+    static const test_entry tests[] = {{"cuda: (built without CUDA)", test_gpu_skipped},
+                                       {NULL, NULL}};
+    add_suite("gpu", tests);
+}
+
+#endif
