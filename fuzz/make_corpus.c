@@ -144,6 +144,14 @@ int main(int argc, char **argv)
     c = ADD("null-bias-without-bias", make(1, 2, 2, 1, 2, 2, 2, 2, 2, 0, 1, 0, NC));
     c->flags = (uint8_t)(FUZZ_FLAG_NULL | (2 << 1));
 
+    /* Found by fuzzing: stride and padding that cancel, out = 6, but (in-1)*s +
+     * l*(k-1) leaves int64: must be OVERFLOW (backends add p to output
+     * coordinates in int64). */
+    c = ADD("partial-sum-overflow", make(2, 1, 2, 1, 3, 3, 3, 3, 2, 2, 1, 1, NH));
+    c->problem.stride[0] = c->problem.padding[0] = INT64_MAX / 2;
+    c->problem.dilation[0] = c->problem.dilation[1] = c->problem.dilation[2] = 2;
+    c->problem.stride[2] = 120;
+
     int ok = 1;
     for (int i = 0; i < n; i++)
         ok &= write_seed(argv[1], i, &seeds[i]);
