@@ -168,10 +168,14 @@ static int dnn_setup(dnn_run *d, const bench_problem *bp, dnnl_format_tag_t tag,
     if (st == dnnl_success)
         st = dnnl_primitive_desc_create(&d->pd, &desc, NULL, d->engine, NULL);
     if (st != dnnl_success) {
-        impl_set(r, IMPL_UNSUPPORTED, "oneDNN refuses the problem (%s)%s", dnnl_status2str(st),
-                 pad_r[0] < 0 || pad_r[1] < 0 || pad_r[2] < 0
-                     ? ": padding_r = padding - output_padding is negative"
-                     : "");
+        if (pad_r[0] < 0 || pad_r[1] < 0 || pad_r[2] < 0)
+            impl_set(r, IMPL_UNSUPPORTED,
+                     "oneDNN refuses the problem (%s): padding_r = padding - output_padding = "
+                     "(%lld,%lld,%lld) is negative",
+                     dnnl_status2str(st), (long long)pad_r[0], (long long)pad_r[1],
+                     (long long)pad_r[2]);
+        else
+            impl_set(r, IMPL_UNSUPPORTED, "oneDNN refuses the problem (%s)", dnnl_status2str(st));
         return -1;
     }
     DNN_CHECK(dnnl_primitive_create(&d->prim, d->pd), "primitive");
