@@ -1,6 +1,6 @@
 /* Host-side planning for the CUDA backend (see gpu_plan.h): kernel choice,
- * the phase kernel's tiling by a small cost model, and its parameters. */
-#include <math.h>
+ * the phase kernel's tiling by rules measured on the H200, and its
+ * parameters. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +13,9 @@ namespace {
 
 /* The phase kernel indexes dims, channels and tile offsets with int. */
 constexpr long long kIntLimit = 1LL << 28;
+/* Shared memory a block should stay under: three blocks a multiprocessor.
+ * Every best tiling measured on the H200 sat at 70-76 KB (bench/NOTES.md). */
+constexpr long long kSmemTarget = 76 * 1024;
 /* Must match __launch_bounds__ of the phase kernel (gpu_launch.cu). */
 constexpr int kMaxPhaseThreads = 256;
 
@@ -213,89 +216,6 @@ bool fill_phase(const convt3d_shape *s, const tiling &t, const device_limits &li
     return true;
 }
 
-/* Estimated time of a tiling (arbitrary units; only the ranking matters):
- * warp instructions issued (FMAs, shared loads, loop overhead, staging,
- * stores, waste included) and shared-memory wavefronts, each over its
- * per-multiprocessor rate, the larger one stretched by low occupancy and by
- * a partly empty last wave. */
-double tiling_cost(const convt3d_shape *s, const tiling &t, const phase_params &p, size_t smem,
-                   const device_limits &lim)
-{
-    const double nwarps = p.nthreads / 32.0;
-    const int sw = p.s[2];
-    double slot_instr = 0.0, slot_wave = 0.0; /* per (ic, D tap, H tap) for all W slots */
-    for (int f = 0; f < sw; f++) {
-        const int tw = p.ws[f].taps;
-        if (tw == 0)
-            continue;
-        const double lds_in = t.qw + tw - 1, lds_w = tw * t.oct / 4.0;
-        slot_instr += tw * t.qw * t.oct + lds_in + lds_w + 3.0;
-        /* window loads: up to 2-way bank conflicts when many lanes share a row */
-        const double conflict = t.tx * t.qw > 32 ? 2.0 : 1.25;
-        slot_wave += lds_in * conflict + lds_w;
-    }
-    /* tiles of dim d that hold rows of phase r (the others skip it) */
-    double tiles_of[2][kMaxPhaseStride];
-    for (int d = 0; d < 2; d++) {
-        const int threads = d == 0 ? t.tz : t.ty;
-        for (int r = 0; r < p.s[d]; r++) {
-            const phase_entry &e = p.ph[d][r];
-            int n = 0;
-            for (int tile = 0; tile < p.ntile[d]; tile++) {
-                const int q0 = (t.all ? p.qlo_all[d] : e.qlo) + tile * threads;
-                n += q0 < e.qlo + e.qcount && q0 + threads > e.qlo;
-            }
-            tiles_of[d][r] = n;
-        }
-    }
-    double instr = 0.0, wave = 0.0; /* warp instructions and wavefronts, all blocks */
-    const double blocks_per_tile = (double)s->n * s->groups * p.nocb * p.ntile[2];
-    for (int rd = 0; rd < p.s[0]; rd++)
-        for (int rh = 0; rh < p.s[1]; rh++) {
-            const double blocks_per_pair = blocks_per_tile * tiles_of[0][rd] * tiles_of[1][rh];
-            const int td = p.ph[0][rd].taps, th = p.ph[1][rh].taps;
-            const double it = (double)s->cig * td * th;
-            double wi = it * slot_instr + (double)td * th * sw * p.nchunks * 20.0 +
-                        (double)sw * t.qw * t.oct / 2.0; /* hot loop, loop setup, stores */
-            double ww = it * slot_wave;
-            if (!t.all && td > 0 && th > 0) { /* staging per phase pair */
-                const double ed = t.tz + (td - 1) * p.dm[0], eh = t.ty + (th - 1) * p.dm[1];
-                const double rows = (double)s->cig * ed * eh, wrows = (double)s->cig * td * th;
-                const double run4 = (double)p.k[2] * p.ocb / 4.0;
-                ww += (rows * ceil(p.ew / 32.0) + wrows * ceil(run4 / 32.0)) / nwarps;
-                wi += (rows * ceil(p.ew / 32.0) * 8.0 + wrows * ceil(run4 / 32.0) * 14.0) / nwarps;
-            }
-            instr += blocks_per_pair * nwarps * wi;
-            wave += blocks_per_pair * nwarps * ww;
-        }
-    if (t.all) { /* one staging per block */
-        const double ed = t.tz + p.ext_all[0], eh = t.ty + p.ext_all[1];
-        const double rows = (double)s->cig * ed * eh, wrows = (double)s->cig * p.k[0] * p.k[1];
-        const double run4 = (double)p.k[2] * p.ocb / 4.0;
-        instr += p.nblocks * (rows * ceil(p.ew / 32.0) * 8.0 + wrows * ceil(run4 / 32.0) * 14.0);
-        wave += p.nblocks * (rows * ceil(p.ew / 32.0) + wrows * ceil(run4 / 32.0));
-    }
-
-    int bps = (int)(lim.smem_sm / (smem + 1024));
-    const int by_threads = 2048 / p.nthreads, by_regs = 65536 / (p.nthreads * 128);
-    bps = bps < by_threads ? bps : by_threads;
-    bps = bps < by_regs ? bps : by_regs;
-    bps = bps < 32 ? bps : 32;
-    if (bps < 1)
-        return 1e300;
-    /* blocks a multiprocessor holds at once, and how full the last wave is */
-    const double per_sm = (double)p.nblocks / lim.num_sms;
-    const double resident = per_sm < bps ? ceil(per_sm) : bps;
-    const double waves = per_sm / resident;
-    const double wave_eff = waves / ceil(waves);
-    const double warps = resident * nwarps;
-    double occ = 0.55 + 0.45 * (warps < 16.0 ? warps : 16.0) / 16.0;
-    if (resident < 2)
-        occ *= 0.8; /* staging and barriers are not overlapped by another block */
-    const double t_issue = instr / 4.0, t_smem = wave;
-    return (t_issue > t_smem ? t_issue : t_smem) / lim.num_sms / occ / wave_eff;
-}
-
 const char *phase_name(int all, int sw, int qw, int oct)
 {
     if (all) {
@@ -317,8 +237,52 @@ bool parse_tile(const char *text, int v[5])
            v[1] > 0 && v[2] > 0 && v[3] > 0 && v[4] > 0;
 }
 
-/* Best tiling of the phase kernel in mode want_all (-1: either): the forced
- * one (CONVT3D_CUDA_TILE) if it fits, else the cheapest by tiling_cost. */
+/* Staged input rows per output row in D and H for a ty x tz tile, times the
+ * rows the tiles cover past the q range: the staging and edge waste a
+ * tiling costs.  Lower is better. */
+double tile_waste(const phase_params &p, int all, int ty, int tz)
+{
+    double w = 1.0;
+    for (int d = 0; d < 2; d++) {
+        const int threads = d == 0 ? tz : ty;
+        int ext = 0, qext = 0;
+        if (all) {
+            ext = p.ext_all[d];
+            int qlo = 1 << 30, qhi = -(1 << 30);
+            for (int r = 0; r < p.s[d]; r++)
+                if (p.ph[d][r].qcount > 0) {
+                    qlo = p.ph[d][r].qlo < qlo ? p.ph[d][r].qlo : qlo;
+                    const int hi = p.ph[d][r].qlo + p.ph[d][r].qcount - 1;
+                    qhi = hi > qhi ? hi : qhi;
+                }
+            qext = qhi - qlo + 1;
+        } else {
+            for (int r = 0; r < p.s[d]; r++) {
+                const phase_entry &e = p.ph[d][r];
+                const int x = e.taps > 0 ? (e.taps - 1) * p.dm[d] : 0;
+                ext = x > ext ? x : ext;
+                qext = e.qcount > qext ? e.qcount : qext;
+            }
+        }
+        if (qext < 1)
+            qext = 1;
+        w *= (double)(threads + ext) / threads * (double)ceil_div(qext, threads) * threads / qext;
+    }
+    return w;
+}
+
+/* The phase kernel's tiling in mode want_all (-1: either).  Rules, each
+ * taken from measurements on the H200 (bench/NOTES.md):
+ *   - grouped mode (one staging for every phase pair) whenever it fits;
+ *   - toc: as many channel sub-blocks as Cog needs (up to 8), so the staged
+ *     input serves the most output channels;
+ *   - tx: the whole output row (up to 16 runs of sw*qw outputs);
+ *   - 256 threads a block (64 when a problem has few MACs per output and is
+ *     bound by memory latency), the rest split into ty x tz rows minimising
+ *     tile_waste (ties: more H rows);
+ *   - tiled mode: the largest input-channel chunk that keeps the block under
+ *     kSmemTarget of shared memory.
+ * CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic overrides all of it where it fits. */
 bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, const char *tile,
                 kernel_plan *k)
 {
@@ -326,71 +290,88 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
     const int qw = sw == 2 ? 4 : 8;
     const int oct = s->cog <= 4 ? 4 : 8;
     const long long toc_need = ceil_div(s->cog, oct);
-    const int toc_max = toc_need < 8 ? (int)toc_need : 8;
+    const int toc = toc_need < 8 ? (int)toc_need : 8;
     const long long runs = ceil_div(s->out[2], (long long)sw * qw);
+    const int tx = (int)(runs < 16 ? runs : 16);
     const int npp = (int)(s->s[0] * s->s[1]);
 
     bool found = false;
-    double best = 0.0;
     tiling bt = {};
     phase_params bp;
     size_t bsmem = 0;
-    auto consider = [&](const tiling &t) {
+    auto take = [&](const tiling &t, long long smem_cap) {
         phase_params p;
         size_t smem;
-        if (!fill_phase(s, t, lim, &p, &smem))
-            return;
-        const double c = tiling_cost(s, t, p, smem, lim);
-        if (!found || c < best) {
-            found = true;
-            best = c;
-            bt = t;
-            bp = p;
-            bsmem = smem;
-        }
+        if (!fill_phase(s, t, lim, &p, &smem) || (long long)smem > smem_cap)
+            return false;
+        found = true;
+        bt = t;
+        bp = p;
+        bsmem = smem;
+        return true;
     };
     int forced[5];
     if (parse_tile(tile, forced)) {
-        for (int all = 0; all <= 1; all++)
-            if (want_all < 0 || all == want_all) {
+        for (int all = 1; all >= 0 && !found; all--)
+            if ((want_all < 0 && (all == 0 || npp > 1)) || all == want_all) {
                 const int cic = all || forced[4] > s->cig ? (int)s->cig : forced[4];
-                consider({qw, oct, forced[3], forced[0], forced[1], forced[2], cic, all});
+                take({qw, oct, forced[3], forced[0], forced[1], forced[2], cic, all},
+                     lim.smem_optin);
             }
         if (!found)
             snprintf(k->why, sizeof k->why, "CONVT3D_CUDA_TILE=%s does not fit, ignored", tile);
     }
+    const bool latency_bound = s->cig * s->cog < 16;
+    int rows = (latency_bound ? 64 : 256) / (toc * tx);
+    int pow2 = 1;
+    while (pow2 * 2 <= rows)
+        pow2 *= 2;
+    rows = pow2;
+    while (rows > 1 && (toc * tx * rows) % 32 != 0)
+        rows /= 2;
     static const int cics[] = {64, 32, 16, 8, 4, 2, 1};
-    for (int all = 0; all <= 1 && !found; all++) {
+    for (int all = 1; all >= 0 && !found; all--) {
         if (want_all >= 0 && all != want_all)
             continue;
         if (all && npp == 1 && want_all < 0)
             continue; /* one phase pair: tiled mode is the same thing, with chunking */
-        for (int ci = -1; ci < 7; ci++) {
-            const int cic = ci < 0 ? (int)s->cig : cics[ci];
-            if (ci >= 0 && (all || cic >= s->cig))
-                continue;
-            for (int toc = toc_max; toc >= 1; toc /= 2)
-                for (int tx = 1; tx <= 32; tx *= 2) {
-                    /* tx: all the runs of a row (up to 16), or a power of two below */
-                    const int txv = tx == 32 ? (int)(runs < 16 ? runs : 16) : tx;
-                    if (tx < 32 && txv >= runs)
-                        continue;
-                    for (int ty = 1; ty <= 16; ty *= 2)
-                        for (int tz = 1; tz <= 8; tz *= 2) {
-                            const int nt = toc * txv * ty * tz;
-                            if (nt >= 64 && nt <= 256)
-                                consider({qw, oct, toc, txv, ty, tz, cic, all});
-                        }
+        for (int r = rows; r >= 1 && !found; r /= 2) {
+            /* the ty x tz split with the least waste (the phase tables come
+             * from a probe at one input channel, which always fits) */
+            int best_ty = 0;
+            double best_w = 0.0;
+            for (int ty = r; ty >= 1; ty /= 2) {
+                const int tz = r / ty;
+                phase_params probe;
+                size_t probe_smem;
+                if (ty > 16 || tz > 8 ||
+                    !fill_phase(s, {qw, oct, toc, tx, ty, tz, 1, 0}, lim, &probe, &probe_smem))
+                    continue;
+                const double w = tile_waste(probe, all, ty, tz);
+                if (best_ty == 0 || w < best_w - 1e-9) {
+                    best_ty = ty;
+                    best_w = w;
                 }
+            }
+            if (best_ty == 0)
+                continue;
+            const int ty = best_ty, tz = r / ty;
+            if (all) {
+                take({qw, oct, toc, tx, ty, tz, (int)s->cig, 1}, kSmemTarget);
+            } else {
+                for (int ci = -1; ci < 7 && !found; ci++) {
+                    const int cic = ci < 0 ? (int)s->cig : cics[ci];
+                    if (ci >= 0 && cic >= s->cig)
+                        continue;
+                    take({qw, oct, toc, tx, ty, tz, cic, 0}, kSmemTarget);
+                }
+            }
         }
     }
-    if (!found) {
-        /* nothing in the search space fits; try the smallest blocks */
-        for (int all = 0; all <= 1 && !found; all++)
-            if (want_all < 0 || all == want_all)
-                for (int cic = 1; cic <= 1; cic++)
-                    consider({qw, oct, 1, 32, 1, 1, all ? (int)s->cig : cic, all});
-    }
+    for (int all = 0; all <= 1 && !found; all++) /* nothing under the target: the smallest */
+        if (want_all < 0 || all == want_all)
+            for (int r = 32 / tx > 1 ? 32 / tx : 1; r >= 1 && !found; r /= 2)
+                take({qw, oct, 1, tx, r, 1, all ? (int)s->cig : 1, all}, lim.smem_optin);
     if (!found)
         return false;
     k->kind = KERNEL_PHASE;
@@ -404,7 +385,6 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
     k->threads = bp.nthreads;
     k->blocks = bp.nblocks;
     k->name = phase_name(bt.all, sw, bt.qw, bt.oct);
-    k->cost = best;
     return true;
 }
 
@@ -489,9 +469,12 @@ convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, con
                      why[0] ? ": " : "", why);
     }
     if (!done) {
-        if (depthwise_ok) {
+        /* The phase kernel first, for depthwise problems too: measured 3x
+         * faster than the depthwise kernel on the bench's depthwise shape. */
+        if (phase_ok && plan_phase(s, lim, -1, tile, &k)) {
+        } else if (depthwise_ok) {
             plan_depthwise(s, &k);
-        } else if (!(phase_ok && plan_phase(s, lim, -1, tile, &k))) {
+        } else {
             plan_generic(s, &k);
             if (!k.why[0] && why[0])
                 snprintf(k.why, sizeof k.why, "phase kernel: %s", why);
@@ -526,9 +509,9 @@ void plan_describe(const kernel_plan &k, char *buf, size_t size)
         const phase_params &p = k.phase;
         snprintf(buf, size,
                  "%s: threads toc%d x tx%d x ty%d x tz%d = %d, cic %d (%d chunks), ocb %d x %d, "
-                 "tiles %dx%dx%d, %lld blocks, %zu B shared, model %.3g%s%s",
+                 "tiles %dx%dx%d, %lld blocks, %zu B shared%s%s",
                  k.name, p.toc, p.tx, p.ty, p.tz, p.nthreads, p.cic, p.nchunks, p.ocb, p.nocb,
-                 p.ntile[0], p.ntile[1], p.ntile[2], p.nblocks, k.smem_bytes, k.cost, k.why[0] ? "; " : "",
+                 p.ntile[0], p.ntile[1], p.ntile[2], p.nblocks, k.smem_bytes, k.why[0] ? "; " : "",
                  k.why);
     } else {
         snprintf(buf, size, "%s: %d threads x %lld blocks%s%s", k.name, k.threads, k.blocks,

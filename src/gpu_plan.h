@@ -2,17 +2,16 @@
  * which tiling, and the kernel parameters derived from the shape.  Pure
  * computation (no CUDA calls), done once at plan creation.
  *
- * The heuristic (documented in bench/NOTES.md with the measurements behind it):
- *   1. C_in/G = C_out/G = 1                      -> depthwise
- *   2. the phase kernel applies (W stride 1 or 2 with every W tap reaching a
- *      phase at unit input step, <= 8 taps per W phase, D/H strides <= 8):
- *        whole C_in/G and all taps fit shared memory -> phase_grouped
- *        (block stages once and loops over every D/H phase pair)
- *        otherwise                              -> phase_tiled
- *        (one D/H phase pair per block, input channels in chunks)
- *      the thread/block tiling is picked by a cost model (FMAs incl. waste,
- *      staging, GPU fill, occupancy).
- *   3. anything else                            -> generic direct kernel
+ * The heuristic (bench/NOTES.md has the H200 measurements behind it):
+ *   1. the phase kernel, where it applies (W stride 1 or 2 with every W tap
+ *      reaching its phase at unit input step, <= 8 taps per W phase, D/H
+ *      strides <= 8) -- depthwise problems included:
+ *        phase_grouped when all of C_in/G and every tap fit one block's
+ *        shared memory budget (one staging for every D/H phase pair), else
+ *        phase_tiled (one D/H phase pair per block, input-channel chunks);
+ *        the tiling follows the rules at plan_phase();
+ *   2. else, C_in/G = C_out/G = 1                -> depthwise kernel
+ *   3. else                                      -> generic direct kernel
  * CONVT3D_CUDA_KERNEL=grouped|tiled|depthwise|generic (or a full kernel name)
  * forces a kernel where it applies; CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic forces
  * the phase kernel's tiling (benchmarking only). */
@@ -44,7 +43,6 @@ struct kernel_plan {
     int threads;
     long long blocks;
     const char *name; /* static storage */
-    double cost;      /* the phase kernel's modelled time (gpu_plan.cu), for the record */
     char why[160];    /* a note on the choice (a forced kernel that did not apply) */
 };
 
