@@ -292,7 +292,6 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
     const long long toc_need = ceil_div(s->cog, oct);
     const int toc = toc_need < 8 ? (int)toc_need : 8;
     const long long runs = ceil_div(s->out[2], (long long)sw * qw);
-    const int tx = (int)(runs < 16 ? runs : 16);
     const int npp = (int)(s->s[0] * s->s[1]);
 
     bool found = false;
@@ -321,57 +320,77 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
         if (!found)
             snprintf(k->why, sizeof k->why, "CONVT3D_CUDA_TILE=%s does not fit, ignored", tile);
     }
-    const bool latency_bound = s->cig * s->cog < 16;
-    int rows = (latency_bound ? 64 : 256) / (toc * tx);
-    int pow2 = 1;
-    while (pow2 * 2 <= rows)
-        pow2 *= 2;
-    rows = pow2;
-    while (rows > 1 && (toc * tx * rows) % 32 != 0)
-        rows /= 2;
-    static const int cics[] = {64, 32, 16, 8, 4, 2, 1};
-    for (int all = 1; all >= 0 && !found; all--) {
-        if (want_all >= 0 && all != want_all)
-            continue;
-        if (all && npp == 1 && want_all < 0)
-            continue; /* one phase pair: tiled mode is the same thing, with chunking */
-        for (int r = rows; r >= 1 && !found; r /= 2) {
-            /* the ty x tz split with the least waste (the phase tables come
-             * from a probe at one input channel, which always fits) */
-            int best_ty = 0;
-            double best_w = 0.0;
-            for (int ty = r; ty >= 1; ty /= 2) {
-                const int tz = r / ty;
-                phase_params probe;
-                size_t probe_smem;
-                if (ty > 16 || tz > 8 ||
-                    !fill_phase(s, {qw, oct, toc, tx, ty, tz, 1, 0}, lim, &probe, &probe_smem))
-                    continue;
-                const double w = tile_waste(probe, all, ty, tz);
-                if (best_ty == 0 || w < best_w - 1e-9) {
-                    best_ty = ty;
-                    best_w = w;
-                }
-            }
-            if (best_ty == 0)
+    /* Rows (ty x tz, a power of two) for a block of tc x txv threads per
+     * row: the most that keep it within `target` threads, else the fewest
+     * that make whole warps; 0 if none within 256 threads does. */
+    const int target = s->cig * s->cog < 16 ? 64 : 256;
+    auto rows_for = [&](int tc, int txv) {
+        int most = 0, fewest = 0;
+        for (int r = 1; r <= 128; r *= 2) {
+            const int nt = tc * txv * r;
+            if (nt % 32 != 0 || nt > 256)
                 continue;
-            const int ty = best_ty, tz = r / ty;
-            if (all) {
-                take({qw, oct, toc, tx, ty, tz, (int)s->cig, 1}, kSmemTarget);
-            } else {
-                for (int ci = -1; ci < 7 && !found; ci++) {
-                    const int cic = ci < 0 ? (int)s->cig : cics[ci];
-                    if (ci >= 0 && cic >= s->cig)
+            fewest = fewest ? fewest : r;
+            most = nt <= target ? r : most;
+        }
+        return most ? most : fewest;
+    };
+    static const int cics[] = {64, 32, 16, 8, 4, 2, 1};
+    /* One attempt at channel sub-blocks tc under a shared-memory cap. */
+    auto search = [&](int tc, long long cap) {
+        int tx = (int)(runs < 16 ? runs : 16);
+        int rows = rows_for(tc, tx);
+        if (rows == 0) { /* e.g. 13 runs: a power-of-two row width instead */
+            while (tx & (tx - 1))
+                tx &= tx - 1;
+            rows = rows_for(tc, tx);
+        }
+        for (int all = 1; all >= 0 && !found; all--) {
+            if (want_all >= 0 && all != want_all)
+                continue;
+            if (all && npp == 1 && want_all < 0)
+                continue; /* one phase pair: tiled mode is the same thing, with chunking */
+            for (int r = rows; r >= 1 && !found; r /= 2) {
+                if ((tc * tx * r) % 32 != 0)
+                    break;
+                /* the ty x tz split with the least waste (the phase tables come
+                 * from a probe at one input channel) */
+                int best_ty = 0;
+                double best_w = 0.0;
+                for (int ty = r; ty >= 1; ty /= 2) {
+                    const int tz = r / ty;
+                    phase_params probe;
+                    size_t probe_smem;
+                    if (ty > 16 || tz > 8 ||
+                        !fill_phase(s, {qw, oct, tc, tx, ty, tz, 1, 0}, lim, &probe, &probe_smem))
                         continue;
-                    take({qw, oct, toc, tx, ty, tz, cic, 0}, kSmemTarget);
+                    const double w = tile_waste(probe, all, ty, tz);
+                    if (best_ty == 0 || w < best_w - 1e-9) {
+                        best_ty = ty;
+                        best_w = w;
+                    }
+                }
+                if (best_ty == 0)
+                    continue;
+                const int ty = best_ty, tz = r / ty;
+                if (all) {
+                    take({qw, oct, tc, tx, ty, tz, (int)s->cig, 1}, cap);
+                } else {
+                    for (int ci = -1; ci < 7 && !found; ci++) {
+                        const int cic = ci < 0 ? (int)s->cig : cics[ci];
+                        if (ci >= 0 && cic >= s->cig)
+                            continue;
+                        take({qw, oct, tc, tx, ty, tz, cic, 0}, cap);
+                    }
                 }
             }
         }
-    }
-    for (int all = 0; all <= 1 && !found; all++) /* nothing under the target: the smallest */
-        if (want_all < 0 || all == want_all)
-            for (int r = 32 / tx > 1 ? 32 / tx : 1; r >= 1 && !found; r /= 2)
-                take({qw, oct, 1, tx, r, 1, all ? (int)s->cig : 1, all}, lim.smem_optin);
+    };
+    /* Relax in order: fewer channel sub-blocks, then the shared-memory target. */
+    const long long caps[2] = {kSmemTarget, lim.smem_optin};
+    for (int c = 0; c < 2 && !found; c++)
+        for (int tc = toc; tc >= 1 && !found; tc = tc > 1 ? (tc + 1) / 2 : 0)
+            search(tc, caps[c]);
     if (!found)
         return false;
     k->kind = KERNEL_PHASE;
