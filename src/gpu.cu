@@ -161,7 +161,7 @@ static convt3d_status gpu_create(const convt3d_shape *shape, int ordinal, const 
                             cudaMemcpyHostToDevice),
                  "cudaMemcpy(phase table)");
     }
-    CUDA_TRY(ct3d::prepare_kernel(s->plan), "cudaFuncSetAttribute(phase kernel)");
+    CUDA_TRY(ct3d::prepare_kernel(s->plan, lim.smem_optin), "cudaFuncSetAttribute(phase kernel)");
     if (verbose()) {
         char desc[512];
         ct3d::plan_describe(s->plan, desc, sizeof desc);

@@ -49,7 +49,7 @@ phase_fn phase_kernel_for(const kernel_plan &k)
 
 } // namespace
 
-cudaError_t prepare_kernel(const kernel_plan &k)
+cudaError_t prepare_kernel(const kernel_plan &k, int smem_optin)
 {
     if (k.kind != KERNEL_PHASE)
         return cudaSuccess;
@@ -57,7 +57,7 @@ cudaError_t prepare_kernel(const kernel_plan &k)
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
     cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           (int)k.smem_bytes);
+                                           smem_optin);
     if (err == cudaSuccess)
         err = cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
                                    cudaSharedmemCarveoutMaxShared);

@@ -15,9 +15,12 @@ typedef void (*phase_fn)(const phase_params);
 phase_fn phase_kernel_s1(int oct);
 phase_fn phase_kernel_s2(int oct);
 
-/* Raises the chosen phase kernel's dynamic shared-memory limit and prefers
- * shared memory over L1 (current device). */
-cudaError_t prepare_kernel(const kernel_plan &k);
+/* Raises the chosen phase kernel's dynamic shared-memory cap to the
+ * device's opt-in limit smem_optin (the same value for every plan, so a plan
+ * created later never lowers the cap under an earlier plan's tile; the cap
+ * does not change occupancy, the launch's own size does) and prefers shared
+ * memory over L1.  Current device. */
+cudaError_t prepare_kernel(const kernel_plan &k, int smem_optin);
 
 /* Enqueues the plan's kernel; the pointers in p are set by the caller. */
 cudaError_t launch_phase(const kernel_plan &k, const phase_params &p, cudaStream_t stream);

@@ -278,6 +278,41 @@ static void test_random_forced(void)
         }
 }
 
+/* Plans with different tiles of one kernel coexist: a plan created later
+ * (smaller shared-memory tile) must not break an earlier one. */
+static void test_plans_coexist(void)
+{
+    if (skip_without_gpu())
+        return;
+    convt3d_problem big = bench_like(0); /* grouped, > 48 KB of shared memory */
+    /* same instantiation (W stride 2, 8 channels a thread), less shared memory */
+    convt3d_problem small = make_problem(1, 8, 8, 1, 3, 3, 5, 3, 2, 1, 1, 1, CONVT3D_LAYOUT_NCDHW);
+    problem_data a, b;
+    CU_ASSERT_FATAL(data_make(&a, &big, 61, 1));
+    CU_ASSERT_FATAL(data_make(&b, &small, 62, 1));
+    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+    convt3d_plan *pa = NULL, *pb = NULL;
+    CU_ASSERT_FATAL(convt3d_plan_create(&pa, &big, gpu, a.w, NULL) == CONVT3D_SUCCESS);
+    CU_ASSERT_FATAL(convt3d_plan_create(&pb, &small, gpu, b.w, b.b) == CONVT3D_SUCCESS);
+    float *ya = malloc((size_t)a.ny * sizeof(float)), *yb = malloc((size_t)b.ny * sizeof(float));
+    CU_ASSERT_FATAL(ya && yb);
+    for (int round = 0; round < 2; round++) {
+        poison(ya, a.ny);
+        poison(yb, b.ny);
+        const convt3d_status sa = convt3d_execute(pa, a.x, ya);
+        if (sa != CONVT3D_SUCCESS)
+            report(&big, "execute after a second plan", convt3d_last_error());
+        CU_ASSERT(sa == CONVT3D_SUCCESS && compare(&a, ya, 1, "first plan"));
+        CU_ASSERT(convt3d_execute(pb, b.x, yb) == CONVT3D_SUCCESS && compare(&b, yb, 1, "second plan"));
+    }
+    convt3d_plan_destroy(pa);
+    convt3d_plan_destroy(pb);
+    free(ya);
+    free(yb);
+    data_free(&a);
+    data_free(&b);
+}
+
 /* The caller's current device is the same after every call. */
 static void test_current_device_kept(void)
 {
@@ -502,6 +537,7 @@ void register_gpu_tests(void)
         {"cuda: bench shapes (scaled) x layouts x each kernel", test_bench_shapes_each_kernel},
         {"cuda: CONVT3D_CUDA_KERNEL shows in the kernel name", test_kernel_names},
         {"cuda: random problems, each kernel and tiling forced", test_random_forced},
+        {"cuda: plans with different tiles coexist", test_plans_coexist},
         {"cuda: caller's current device kept", test_current_device_kept},
         {"cuda: several GPUs (cuda:N)", test_several_gpus},
         {"cuda: concurrent execute on one plan", test_concurrent_execute},
