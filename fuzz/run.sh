@@ -10,7 +10,9 @@
 #
 # Environment: CC (default clang), FUZZ_SECONDS, FUZZ_WORK (build and corpus
 # directory, default ./fuzz-work), FUZZ_THREADS (OpenMP threads, default 1:
-# reproducible, and the fastest executions), FUZZ_FLAGS (extra libFuzzer flags).
+# reproducible, and the fastest executions), FUZZ_SEED (libFuzzer's -seed: a
+# fixed one makes a run repeatable, as CI wants; default random), FUZZ_FLAGS
+# (extra libFuzzer flags).
 # Exit status: 0 when the fuzzer found nothing.  The execution count is the
 # "stat::number_of_executed_units" line of the output.
 set -euo pipefail
@@ -99,4 +101,5 @@ cd "$work"
 # New inputs go to the first directory (the working copy), seeds are read-only.
 # shellcheck disable=SC2086
 "$work/fuzz_problem" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
-  -max_len=256 -print_final_stats=1 ${FUZZ_FLAGS:-} "$work/corpus" "$src/fuzz/corpus"
+  -max_len=256 -print_final_stats=1 ${FUZZ_SEED:+-seed=$FUZZ_SEED} ${FUZZ_FLAGS:-} \
+  "$work/corpus" "$src/fuzz/corpus"
