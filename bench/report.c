@@ -71,9 +71,12 @@ void report_header(FILE *f, const device_run *devs, int n_dev, const bench_optio
     fprintf(f, "  verification: convt3d_reference on fresh uniform [-1,1) data (seed %llu); "
                "pass: relative L2 error <= %.0e\n",
             (unsigned long long)o->seed, o->tol);
-    fprintf(f, "  timing: %s per measurement%s\n\n",
-            o->reps ? "fixed repetition count" : "adaptive repetitions within --budget",
-            o->reps ? "" : "");
+    if (o->reps)
+        fprintf(f, "  timing: %d timed runs per measurement after warm-up (--reps)\n\n", o->reps);
+    else
+        fprintf(f, "  timing: warm-up, then timed runs for --budget=%g s per measurement (at "
+                   "least 3, or 1 if a run takes longer)\n\n",
+                o->budget_s);
     used_few_reps = used_no_bias = used_sampled = 0;
 }
 
