@@ -139,8 +139,8 @@ int gpu_download(float *host, const float *dev, int64_t elems, char *err, size_t
 /* Runs [first, first + count) of a timing loop: a spin kernel long enough
  * to cover the host's enqueueing, then each run between its own events. */
 static int timed_batch(gpu_enqueue_fn fn, void *ctx, const gpu_bufs *g, int first, int count,
-                       double est_ms, cudaEvent_t *e0, cudaEvent_t *e1, double *samples,
-                       char *err, size_t err_size)
+                       cudaEvent_t *e0, cudaEvent_t *e1, double *samples, char *err,
+                       size_t err_size)
 {
     cudaStream_t s = (cudaStream_t)g->stream;
     /* ~20 us of host work per enqueued run is generous; cap the spin. */
@@ -164,7 +164,6 @@ static int timed_batch(gpu_enqueue_fn fn, void *ctx, const gpu_bufs *g, int firs
         CHECK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
         samples[first + i] = ms;
     }
-    (void)est_ms;
     return 0;
 }
 
@@ -193,7 +192,7 @@ int gpu_time(const timing_cfg *cfg, gpu_enqueue_fn fn, void *ctx, const gpu_bufs
         double w[BATCH];
         for (int done_n = 0; done_n < n;) {
             const int count = n - done_n > BATCH ? BATCH : n - done_n;
-            if (timed_batch(fn, ctx, g, 0, count, est_ms, e0, e1, w, err, err_size))
+            if (timed_batch(fn, ctx, g, 0, count, e0, e1, w, err, err_size))
                 goto done;
             for (int i = 0; i < count; i++)
                 if (w[i] < est_ms)
@@ -211,7 +210,7 @@ int gpu_time(const timing_cfg *cfg, gpu_enqueue_fn fn, void *ctx, const gpu_bufs
         }
         for (int first = 0; first < reps; first += BATCH) {
             const int count = reps - first > BATCH ? BATCH : reps - first;
-            if (timed_batch(fn, ctx, g, first, count, est_ms, e0, e1, samples, err, err_size))
+            if (timed_batch(fn, ctx, g, first, count, e0, e1, samples, err, err_size))
                 goto done;
         }
         timing_summarize(samples, reps, out);

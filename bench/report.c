@@ -179,12 +179,16 @@ void report_case(FILE *f, const case_result *cr, const device_run *devs, int n_d
         if (bc->kind == CASE_RUN)
             fprintf(f, "  PyTorch:    %s\n  work:       %.3f GFLOP, %.1f MB moved at least\n",
                     bc->pytorch, cr->flops * 1e-9, cr->bytes * 1e-6);
-        if (cr->ran)
-            fprintf(f, "  verified:   %s (%s)%s\n",
+        if (cr->ran) {
+            fprintf(f, "  verified:   %s (%s)",
                     cr->vmode == VERIFY_FULL      ? "in full"
                     : cr->vmode == VERIFY_SAMPLED ? "on a sample"
                                                   : "no",
-                    cr->vwhy, cr->ref_seconds > 0 ? "" : "");
+                    cr->vwhy);
+            if (cr->vmode != VERIFY_SKIPPED)
+                fprintf(f, ", the reference took %.2f s", cr->ref_seconds);
+            fprintf(f, "\n");
+        }
     }
     if (bc->kind != CASE_RUN) {
         fprintf(f, "%-28s %s\n", shape, bc->reason);
@@ -237,6 +241,8 @@ static void compare_line(FILE *f, const device_run *dv, const case_result *res, 
             for (int i = 0; i < res[c].n_impl[d] && !*why; i++)
                 if (res[c].impl[d][i].baseline && res[c].impl[d][i].state != IMPL_OK)
                     why = res[c].impl[d][i].note;
+        if (!*why)
+            why = "convt3d failed or was wrong where the baseline ran";
         fprintf(f, "%s: 0/%d shapes faster than %s: no comparison possible%s%s\n", dev,
                 cmp.shapes, what, *why ? " -- " : "", why);
         return;
