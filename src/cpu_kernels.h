@@ -44,7 +44,11 @@ typedef struct cpu_plan cpu_plan;
  * j in [j0, j1) in every W phase (j0, j1 multiples of plan->chunk, or j1 the
  * end).  The row kernel writes every y element of that range exactly once. */
 typedef struct cpu_row_job {
-    const float *x;           /* x at (n, first input channel of g, 0, 0, 0) */
+    /* x at (n, first input channel of g, 0, 0, 0), or (NCDHW) the thread's
+     * packed copy of the input rows: rt[].x_off is relative to it either way. */
+    const float *x;
+    int64_t x_plane;          /* NCDHW: distance between input channels from x */
+    int64_t w_lo, w_hi;       /* NCDHW: x[w] may be read for w_lo <= w < w_hi */
     float *y;                 /* y at (n, first output channel of g, od, oh, 0) */
     const float *w;           /* packed weights of g: [tap][ic][oc < cogp] */
     const float *bias;        /* bias of g padded to cogp, or NULL */
@@ -83,6 +87,12 @@ struct cpu_plan {
     int tile_a, tile_b;
     int64_t chunk;             /* j positions per tile: W work is split on these */
     int stream;                /* y is large: kernels may write it with streaming stores */
+    /* NCDHW input-row packing (0 slots: off): each needed input row (id, ih)
+     * of a group is copied, all cig channels, into a per-thread slot of
+     * cig rows of pack_row floats with pack_left zeros before the data and
+     * zeros after it, so tiles read contiguous, unaliased, in-bounds memory. */
+    int pack_slots;
+    int64_t pack_left, pack_row;
     size_t scratch_bytes;      /* per-thread scratch of the row kernel */
 };
 

@@ -74,6 +74,16 @@ static const cpu_isa *pick_isa(void)
 
 /* ---- plan --------------------------------------------------------------- */
 
+/* Large outputs stream; CONVT3D_CPU_STREAM=0|1 forces it off or on (tests use
+ * it to reach the streaming path with small problems). */
+static int want_streaming(const convt3d_shape *s)
+{
+    const char *force = getenv("CONVT3D_CPU_STREAM");
+    if (force && (strcmp(force, "0") == 0 || strcmp(force, "1") == 0))
+        return force[0] == '1';
+    return s->y_elems >= CPU_STREAM_MIN_BYTES / (int64_t)sizeof(float);
+}
+
 /* Phase tables of dim d: for c < min(s, out), the taps k with
  * (c + p - k*l) divisible by s and their input offsets (c + p - k*l) / s. */
 static int build_phases(const convt3d_shape *s, int d, cpu_dim_phases *ph)
@@ -108,6 +118,52 @@ static void free_plan(cpu_plan *pl)
         free(pl->ph[d].start);
         free(pl->ph[d].taps);
     }
+}
+
+/* Above this much per thread, packing is off and tiles read x in place. */
+#define CPU_PACK_MAX_BYTES ((int64_t)1 << 20)
+
+static void tap_delta_range(const cpu_dim_phases *ph, int64_t *lo, int64_t *hi)
+{
+    *lo = 0;
+    *hi = 0;
+    for (int64_t t = 0; t < ph->start[ph->nphase]; t++) {
+        *lo = t == 0 || ph->taps[t].delta < *lo ? ph->taps[t].delta : *lo;
+        *hi = t == 0 || ph->taps[t].delta > *hi ? ph->taps[t].delta : *hi;
+    }
+}
+
+/* Why pack: the input channels of NCDHW x are a plane apart, often a
+ * multiple of 4 KiB, so the tile's loads of one row from every channel fall
+ * in the same L1 sets and on a new page each; the packed copy is contiguous.
+ * The zero margins also make every tile load whole.  A slot holds one input
+ * row (all channels of a group); enough slots for the rows of consecutive
+ * output rows: (most D taps of a phase) x (H tap offsets spanned + 1).
+ * CONVT3D_CPU_PACK=0 turns it off (tests reach the in-place path with it). */
+static void plan_packing(cpu_plan *pl)
+{
+    const convt3d_shape *s = &pl->s;
+    const char *force = getenv("CONVT3D_CPU_PACK");
+    pl->pack_slots = 0;
+    if (s->layout != CONVT3D_LAYOUT_NCDHW || pl->isa == &convt3d_cpu_isa_generic ||
+        (force && strcmp(force, "0") == 0))
+        return;
+    int64_t wlo, whi, hlo, hhi, nd = 0;
+    tap_delta_range(&pl->ph[2], &wlo, &whi);
+    tap_delta_range(&pl->ph[1], &hlo, &hhi);
+    for (int64_t c = 0; c < pl->ph[0].nphase; c++)
+        nd = cpu_max64(nd, pl->ph[0].start[c + 1] - pl->ph[0].start[c]);
+    const int64_t jlen = cpu_phase_len(s->out[2], s->s[2], 0);
+    const int64_t jlast = (jlen + pl->chunk - 1) / pl->chunk * pl->chunk - 1;
+    const int64_t left = cpu_max64(0, -wlo);
+    const int64_t right = cpu_max64(0, jlast + whi - (s->in[2] - 1));
+    const int64_t row = (left + s->in[2] + right + 15) / 16 * 16;
+    const int64_t slots = cpu_max64(1, nd * (hhi - hlo + 2));
+    if ((double)slots * (double)s->cig * (double)row * sizeof(float) > (double)CPU_PACK_MAX_BYTES)
+        return;
+    pl->pack_slots = (int)slots;
+    pl->pack_left = left;
+    pl->pack_row = row;
 }
 
 static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal, const float *weight,
@@ -151,8 +207,9 @@ static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal, const 
     if (pl->bias)
         for (int64_t g = 0; g < shape->groups; g++)
             memcpy(pl->bias + g * cogp, bias + g * shape->cog, (size_t)shape->cog * sizeof(float));
-    pl->stream = shape->y_elems >= CPU_STREAM_MIN_BYTES / (int64_t)sizeof(float);
+    pl->stream = want_streaming(shape);
     isa->plan(pl);
+    plan_packing(pl);
     const int ncdhw = shape->layout == CONVT3D_LAYOUT_NCDHW;
     pl->row = ncdhw ? isa->row_ncdhw : isa->row_ndhwc;
     *state = st;
@@ -162,8 +219,10 @@ static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal, const 
 
 /* ---- execution ---------------------------------------------------------- */
 
-/* The (kd, kh) pairs reaching output row (od, oh) whose input row exists. */
-static int64_t row_taps(const cpu_plan *pl, int64_t od, int64_t oh, cpu_row_tap *rt)
+/* The (kd, kh) pairs reaching output row (od, oh) whose input row exists:
+ * their weight taps into rt[], their input rows (id, ih) into src[]. */
+static int64_t row_taps(const cpu_plan *pl, int64_t od, int64_t oh, cpu_row_tap *rt,
+                        int64_t (*src)[2])
 {
     const convt3d_shape *s = &pl->s;
     const cpu_dim_phases *pd = &pl->ph[0], *ph = &pl->ph[1];
@@ -178,13 +237,67 @@ static int64_t row_taps(const cpu_plan *pl, int64_t od, int64_t oh, cpu_row_tap 
             const int64_t ih = jh + ph->taps[b].delta;
             if (ih < 0 || ih >= s->in[1])
                 continue;
-            rt[n].x_off = id * s->x_stride[2] + ih * s->x_stride[3];
             rt[n].w_tap = (pd->taps[a].k * s->k[1] + ph->taps[b].k) * s->k[2];
+            src[n][0] = id;
+            src[n][1] = ih;
             n++;
         }
     }
     return n;
 }
+
+/* ---- input-row packing (NCDHW) ------------------------------------------ */
+
+typedef struct cpu_pack_tag {
+    int64_t ng, id, ih; /* which input row the slot holds */
+    int64_t stamp;      /* output row that last used it */
+} cpu_pack_tag;
+
+/* A thread's packed rows: slots of cig x pack_row floats, zero outside the data. */
+typedef struct cpu_pack_cache {
+    cpu_pack_tag *tag;
+    float *rows;
+    int64_t now;
+} cpu_pack_cache;
+
+/* The slot holding input row (id, ih) of x at (n, g) = ng, or -1. */
+static int pack_find(const cpu_plan *pl, const cpu_pack_cache *pc, int64_t ng, int64_t id,
+                     int64_t ih)
+{
+    for (int i = 0; i < pl->pack_slots; i++)
+        if (pc->tag[i].ng == ng && pc->tag[i].id == id && pc->tag[i].ih == ih)
+            return i;
+    return -1;
+}
+
+/* The slot holding input row (id, ih) of x at (n, g) = ng; copies it in,
+ * replacing the least recently used slot the current output row does not
+ * use, when it is not there yet. */
+static int64_t pack_slot(const cpu_plan *pl, cpu_pack_cache *pc, const float *xg, int64_t ng,
+                         int64_t id, int64_t ih)
+{
+    const convt3d_shape *s = &pl->s;
+    int victim = -1;
+    for (int i = 0; i < pl->pack_slots; i++) {
+        cpu_pack_tag *t = &pc->tag[i];
+        if (t->ng == ng && t->id == id && t->ih == ih) {
+            t->stamp = pc->now;
+            return i;
+        }
+        if (t->stamp < pc->now && (victim < 0 || t->stamp < pc->tag[victim].stamp))
+            victim = i;
+    }
+    /* victim >= 0: a row needs fewer slots than plan_packing provides. */
+    float *dst = pc->rows + (int64_t)victim * s->cig * pl->pack_row + pl->pack_left;
+    const float *from = xg + id * s->x_stride[2] + ih * s->x_stride[3];
+    for (int64_t ic = 0; ic < s->cig; ic++)
+        memcpy(dst + ic * pl->pack_row, from + ic * s->x_stride[1],
+               (size_t)s->in[2] * sizeof(float));
+    pc->tag[victim] = (cpu_pack_tag){ng, id, ih, pc->now};
+    return victim;
+}
+
+/* ---- work split --------------------------------------------------------- */
 
 /* How the output is cut into work items (n, g, od, block of oh rows, W segment). */
 typedef struct cpu_split {
@@ -216,26 +329,113 @@ static cpu_split split_work(const cpu_plan *pl, int threads)
     return sp;
 }
 
+/* A thread's scratch: row taps and their input rows, the packed-row cache,
+ * then the row kernel's own scratch. */
+typedef struct cpu_thread_scratch {
+    cpu_row_tap *rt, *next_rt;
+    int64_t (*src)[2], (*next_src)[2];
+    cpu_pack_cache pack;
+    void *kernel;
+} cpu_thread_scratch;
+
+typedef struct cpu_scratch_layout {
+    size_t rt, src, tags, rows, kernel, total;
+} cpu_scratch_layout;
+
+static cpu_scratch_layout scratch_layout(const cpu_plan *pl)
+{
+    const size_t taps = (size_t)(pl->s.k[0] * pl->s.k[1]);
+    cpu_scratch_layout l;
+    l.rt = round64(taps * sizeof(cpu_row_tap));
+    l.src = round64(taps * 2 * sizeof(int64_t));
+    l.tags = round64((size_t)pl->pack_slots * sizeof(cpu_pack_tag));
+    l.rows = round64((size_t)pl->pack_slots * (size_t)(pl->s.cig * pl->pack_row) * sizeof(float));
+    l.kernel = round64(pl->scratch_bytes);
+    l.total = 2 * (l.rt + l.src) + l.tags + l.rows + l.kernel;
+    return l;
+}
+
+static cpu_thread_scratch thread_scratch(const cpu_plan *pl, const cpu_scratch_layout *l,
+                                         char *base)
+{
+    cpu_thread_scratch t;
+    t.rt = (cpu_row_tap *)base;
+    t.src = (int64_t(*)[2])(base + l->rt);
+    base += l->rt + l->src;
+    t.next_rt = (cpu_row_tap *)base;
+    t.next_src = (int64_t(*)[2])(base + l->rt);
+    t.pack.tag = (cpu_pack_tag *)(base + l->rt + l->src);
+    t.pack.rows = (float *)(base + l->rt + l->src + l->tags);
+    t.pack.now = 0;
+    t.kernel = base + l->rt + l->src + l->tags + l->rows;
+    for (int i = 0; i < pl->pack_slots; i++)
+        t.pack.tag[i] = (cpu_pack_tag){-1, -1, -1, -1};
+    memset(t.pack.rows, 0, l->rows); /* the margins stay zero from here on */
+    return t;
+}
+
+/* Prefetches the input rows output row (od, oh) will pack and does not have
+ * yet: copying them in is otherwise a chain of cache misses in the middle of
+ * the computation. */
+static void prefetch_row_inputs(const cpu_plan *pl, cpu_thread_scratch *ts, const float *xg,
+                                int64_t ng, int64_t od, int64_t oh)
+{
+    const convt3d_shape *s = &pl->s;
+    const int64_t n = row_taps(pl, od, oh, ts->next_rt, ts->next_src);
+    for (int64_t r = 0; r < n; r++) {
+        if (pack_find(pl, &ts->pack, ng, ts->next_src[r][0], ts->next_src[r][1]) >= 0)
+            continue;
+        const float *from = xg + ts->next_src[r][0] * s->x_stride[2] +
+                            ts->next_src[r][1] * s->x_stride[3];
+        for (int64_t ic = 0; ic < s->cig; ic++) {
+            const float *row = from + ic * s->x_stride[1];
+            for (int64_t w = 0; w < s->in[2]; w += 16)
+                __builtin_prefetch(row + w);
+            __builtin_prefetch(row + s->in[2] - 1);
+        }
+    }
+}
+
 static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, const float *x,
-                     float *y, cpu_row_tap *rt, void *scratch)
+                     float *y, cpu_thread_scratch *ts)
 {
     const convt3d_shape *s = &pl->s;
     const int64_t seg = item % sp->segs, rest = item / sp->segs;
     const int64_t hb = rest % sp->row_blocks, plane = rest / sp->row_blocks;
     const int64_t od = plane % s->out[0], ng = plane / s->out[0];
     const int64_t g = ng % s->groups, n = ng / s->groups;
+    const float *xg = x + n * s->x_stride[0] + g * s->cig * s->x_stride[1];
     cpu_row_job job;
-    job.x = x + n * s->x_stride[0] + g * s->cig * s->x_stride[1];
+    if (pl->pack_slots) {
+        job.x = ts->pack.rows + pl->pack_left; /* x index 0 of each packed row */
+        job.x_plane = pl->pack_row;
+        job.w_lo = -pl->pack_left;
+        job.w_hi = pl->pack_row - pl->pack_left;
+    } else {
+        job.x = xg;
+        job.x_plane = s->x_stride[1];
+        job.w_lo = 0;
+        job.w_hi = s->in[2];
+    }
     job.w = pl->w + g * s->k_volume * s->cig * pl->cogp;
     job.bias = pl->bias ? pl->bias + g * pl->cogp : NULL;
-    job.rt = rt;
+    job.rt = ts->rt;
     job.j0 = seg * sp->seg_len;
     job.j1 = cpu_min64(sp->jlen, job.j0 + sp->seg_len);
-    job.scratch = scratch;
+    job.scratch = ts->kernel;
     float *yp = y + n * s->y_stride[0] + g * s->cog * s->y_stride[1] + od * s->y_stride[2];
     const int64_t oh_end = cpu_min64(s->out[1], (hb + 1) * sp->rows_per_item);
     for (int64_t oh = hb * sp->rows_per_item; oh < oh_end; oh++) {
-        job.nrt = row_taps(pl, od, oh, rt);
+        job.nrt = row_taps(pl, od, oh, ts->rt, ts->src);
+        ts->pack.now++;
+        for (int64_t r = 0; r < job.nrt; r++)
+            ts->rt[r].x_off =
+                pl->pack_slots
+                    ? pack_slot(pl, &ts->pack, xg, ng, ts->src[r][0], ts->src[r][1]) * s->cig *
+                              pl->pack_row
+                    : ts->src[r][0] * s->x_stride[2] + ts->src[r][1] * s->x_stride[3];
+        if (pl->pack_slots && oh + 1 < oh_end)
+            prefetch_row_inputs(pl, ts, xg, ng, od, oh + 1);
         job.y = yp + oh * s->y_stride[3];
         pl->row(pl, &job);
     }
@@ -253,27 +453,27 @@ static convt3d_status cpu_execute(const convt3d_backend_state *st, const float *
     const int threads = 1;
 #endif
     /* All scratch up front: a failure must leave y untouched. */
-    const size_t rt_bytes = round64((size_t)(pl->s.k[0] * pl->s.k[1]) * sizeof(cpu_row_tap));
-    const size_t per_thread = rt_bytes + round64(pl->scratch_bytes);
-    char *scratch = alloc64(per_thread * (size_t)threads);
+    const cpu_scratch_layout layout = scratch_layout(pl);
+    char *scratch = alloc64(layout.total * (size_t)threads);
     if (!scratch)
         return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU execute: %d x %zu bytes of scratch",
-                            threads, per_thread);
+                            threads, layout.total);
     const cpu_split sp = split_work(pl, threads);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
     {
 #ifdef _OPENMP
-        char *mine = scratch + per_thread * (size_t)omp_get_thread_num();
+        const int me = omp_get_thread_num();
 #else
-        char *mine = scratch;
+        const int me = 0;
 #endif
+        cpu_thread_scratch ts = thread_scratch(pl, &layout, scratch + layout.total * (size_t)me);
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1) nowait
 #endif
         for (int64_t item = 0; item < sp.items; item++)
-            run_item(pl, &sp, item, x, y, (cpu_row_tap *)mine, mine + rt_bytes);
+            run_item(pl, &sp, item, x, y, &ts);
         if (pl->isa->finish)
             pl->isa->finish();
     }

@@ -19,7 +19,7 @@ static void ncdhw_phase_chunk(const cpu_plan *pl, const cpu_row_job *job, int64_
 {
     const convt3d_shape *s = &pl->s;
     const cpu_dim_phases *pw = &pl->ph[2];
-    const int64_t inw = s->in[2], plane = s->x_stride[1], cogp = pl->cogp;
+    const int64_t w_lo = job->w_lo, w_hi = job->w_hi, plane = job->x_plane, cogp = pl->cogp;
     const int64_t tap_stride = s->cig * cogp;
     for (int o = 0; o < nb; o++) {
         const float b = job->bias ? job->bias[oc0 + o] : 0.0f;
@@ -29,7 +29,7 @@ static void ncdhw_phase_chunk(const cpu_plan *pl, const cpu_row_job *job, int64_
     for (int64_t r = 0; r < job->nrt; r++)
         for (int64_t t = pw->start[c]; t < pw->start[c + 1]; t++) {
             const int64_t delta = pw->taps[t].delta;
-            const int64_t lo = cpu_max64(j0, -delta), hi = cpu_min64(jend, inw - delta);
+            const int64_t lo = cpu_max64(j0, w_lo - delta), hi = cpu_min64(jend, w_hi - delta);
             if (lo >= hi)
                 continue;
             const float *xr = job->x + job->rt[r].x_off + delta;

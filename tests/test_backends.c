@@ -1,8 +1,20 @@
-/* Every backend against the reference through check_backend(): random
- * problems from a fixed seed (printed on failure), both layouts, bias on and
- * off, poisoned outputs, bit-exact on small-integer data and within 1e-5
- * relative L2 on real data.  GPU cases skip, with the reason, without a GPU. */
+/* Every backend against the reference through check_backend(): bit-exact on
+ * small-integer data, <= 1e-5 relative L2 on real data, poisoned outputs.
+ *
+ * What runs, on every target:
+ *  - random problems from a fixed seed (CONVT3D_TEST_PROBLEMS overrides the
+ *    count), both layouts, bias on and off, groups up to depthwise;
+ *  - a table of named edge cases and the six bench shapes at reduced size,
+ *    each in both layouts with and without bias.
+ * Targets: the CPU with its default kernel, each other CPU kernel variant the
+ * machine supports (forced through CONVT3D_CPU_ISA), the CPU with streaming
+ * stores forced on (CONVT3D_CPU_STREAM=1) and with input-row packing off
+ * (CONVT3D_CPU_PACK=0), and CUDA with device pointers and with host pointers.  A target that is not available here prints why and
+ * skips.  Then the full kernelbench shape once per device, and the CPU
+ * output's independence of the thread count. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test_util.h"
 
@@ -14,44 +26,348 @@ static int env_count(const char *name, int fallback)
     return v && *v ? atoi(v) : fallback;
 }
 
-static void random_problems_on(convt3d_device dev, pointer_mode mode, int count, uint64_t salt)
+/* ---- problems ----------------------------------------------------------- */
+
+/* Parses problem_describe()'s format without layout and bias:
+ * "mb2 ic8 oc4 g2 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op1x1x1 l1x1x1". */
+static convt3d_problem parse_problem(const char *text)
 {
+    convt3d_problem p = CONVT3D_PROBLEM_INIT;
+    long long v[19];
+    const int got = sscanf(text,
+                           "mb%lld ic%lld oc%lld g%lld in%lldx%lldx%lld k%lldx%lldx%lld "
+                           "s%lldx%lldx%lld p%lldx%lldx%lld op%lldx%lldx%lld",
+                           &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
+                           &v[10], &v[11], &v[12], &v[13], &v[14], &v[15], &v[16], &v[17], &v[18]);
+    const char *l = strstr(text, " l");
+    long long dil[3] = {1, 1, 1};
+    if (l)
+        sscanf(l, " l%lldx%lldx%lld", &dil[0], &dil[1], &dil[2]);
+    CU_ASSERT_EQUAL_FATAL(got, 19);
+    p.batch = v[0];
+    p.in_channels = v[1];
+    p.out_channels = v[2];
+    p.groups = v[3];
+    for (int d = 0; d < 3; d++) {
+        p.in_size[d] = v[4 + d];
+        p.kernel[d] = v[7 + d];
+        p.stride[d] = v[10 + d];
+        p.padding[d] = v[13 + d];
+        p.output_padding[d] = v[16 + d];
+        p.dilation[d] = dil[d];
+    }
+    return p;
+}
+
+typedef struct named_problem {
+    const char *name;
+    const char *desc;
+} named_problem;
+
+static const named_problem edge_cases[] = {
+    {"kernel 1, strides 1..3", "mb2 ic5 oc7 g1 in4x5x6 k1x1x1 s1x2x3 p0x0x0 op0x1x2"},
+    {"kernel 1, stride 1", "mb1 ic3 oc4 g1 in3x4x5 k1x1x1 s1x1x1 p0x0x0 op0x0x0"},
+    {"stride > kernel: outputs with no input", "mb2 ic3 oc5 g1 in3x4x5 k2x1x2 s3x4x5 p0x0x1 op2x3x4"},
+    {"padding >= kernel", "mb1 ic4 oc3 g1 in7x8x9 k2x3x2 s2x2x3 p2x4x3 op1x0x2"},
+    {"padding crops all but one output", "mb1 ic2 oc3 g1 in3x3x3 k3x3x3 s1x1x1 p2x2x2 op0x0x0"},
+    {"output_padding = stride - 1", "mb2 ic4 oc6 g2 in5x6x7 k3x3x3 s2x3x4 p1x1x1 op1x2x3"},
+    {"dilation > 1 with stride > 1", "mb1 ic6 oc4 g2 in5x6x7 k3x3x3 s2x2x3 p1x2x3 op1x0x2 l2x3x2"},
+    {"dilation > stride, output_padding from dilation",
+     "mb1 ic3 oc3 g1 in4x5x6 k2x3x2 s1x2x1 p0x1x1 op2x1x1 l3x2x2"},
+    {"dilation = stride (one phase gets every tap)",
+     "mb1 ic3 oc4 g1 in4x5x9 k3x3x4 s2x2x2 p1x2x3 op1x1x1 l2x2x2"},
+    {"depthwise G = C_in = C_out", "mb2 ic8 oc8 g8 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op1x1x1"},
+    {"depthwise, channel multiplier 2", "mb1 ic6 oc12 g6 in4x5x9 k3x3x3 s2x2x2 p1x1x1 op0x0x0"},
+    {"C_out/G = 3", "mb1 ic4 oc6 g2 in4x5x17 k3x2x3 s2x1x2 p1x0x1 op0x0x1"},
+    {"C_out/G = 5", "mb2 ic3 oc5 g1 in3x4x20 k2x3x4 s1x2x2 p0x1x1 op0x1x0"},
+    {"C_out/G = 7", "mb1 ic8 oc14 g2 in3x5x33 k3x3x3 s2x2x2 p1x1x1 op1x1x1"},
+    {"C_out/G = 9", "mb1 ic2 oc9 g1 in4x4x16 k3x3x5 s1x1x3 p1x1x2 op0x0x2"},
+    {"C_out/G = 13", "mb1 ic6 oc26 g2 in3x4x15 k3x3x3 s2x2x2 p1x1x1 op0x1x1"},
+    {"C_out/G = 17, C_in/G = 19", "mb1 ic19 oc17 g1 in3x3x24 k2x2x3 s2x2x2 p0x0x1 op1x1x1"},
+    {"C_out/G = 40 (several channel blocks)", "mb1 ic12 oc80 g2 in3x3x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1"},
+    {"W = 1", "mb2 ic4 oc5 g1 in4x5x1 k3x3x3 s2x2x2 p1x1x1 op1x1x1"},
+    {"H = 1", "mb1 ic4 oc5 g1 in4x1x7 k3x2x3 s2x1x2 p1x0x1 op1x0x1"},
+    {"D = 1", "mb1 ic4 oc5 g1 in1x6x7 k2x3x3 s2x2x1 p0x1x1 op1x1x0"},
+    {"1x1x1 input", "mb3 ic2 oc3 g1 in1x1x1 k3x2x4 s2x3x2 p0x0x1 op1x2x0"},
+    {"large channel counts", "mb1 ic96 oc80 g1 in3x4x5 k3x3x3 s2x2x2 p1x1x1 op1x1x1"},
+    {"large channel counts, k2 s2", "mb1 ic128 oc96 g1 in2x3x12 k2x2x2 s2x2x2 p0x0x0 op0x0x0"},
+    {"long W rows (many chunks and segments)", "mb1 ic2 oc3 g1 in2x2x300 k3x1x5 s1x1x2 p1x0x2 op0x0x1"},
+    {"W stride 1, long rows", "mb1 ic3 oc5 g1 in2x3x150 k3x3x3 s1x1x1 p1x1x1 op0x0x0"},
+    {"W stride 3", "mb2 ic4 oc6 g1 in3x4x21 k5x4x7 s3x3x3 p2x1x3 op2x1x0"},
+    {"W stride 4, kernel 9", "mb1 ic3 oc4 g1 in3x3x13 k2x2x9 s2x2x4 p0x0x4 op1x0x3"},
+    {"stride far above kernel and output", "mb1 ic2 oc2 g1 in2x3x3 k2x2x2 s70x5x66 p0x0x0 op1x2x3"},
+    {"wide kernel with dilation", "mb1 ic3 oc3 g1 in3x4x20 k2x3x9 s1x2x2 p1x2x9 op0x1x1 l1x1x3"},
+    {"groups 3, uneven everything", "mb3 ic9 oc15 g3 in5x3x11 k4x2x5 s3x2x2 p2x1x3 op1x1x1 l1x2x1"},
+};
+
+/* DESIGN.md section 5, batch 1 and fewer rows so the reference stays quick;
+ * channels, kernel, stride, padding and W kept. */
+static const named_problem bench_cases[] = {
+    {"kernelbench (reduced)", "mb1 ic32 oc32 g4 in3x4x48 k3x5x7 s2x2x2 p1x2x3 op1x1x1"},
+    {"unet_up_k2s2 (reduced)", "mb1 ic128 oc64 g1 in2x2x64 k2x2x2 s2x2x2 p0x0x0 op0x0x0"},
+    {"k4s2p1 (reduced)", "mb1 ic64 oc32 g1 in2x3x32 k4x4x4 s2x2x2 p1x1x1 op0x0x0"},
+    {"k3s2p1op1_wide (reduced)", "mb1 ic256 oc128 g1 in1x2x16 k3x3x3 s2x2x2 p1x1x1 op1x1x1"},
+    {"depthwise (reduced)", "mb1 ic64 oc64 g64 in4x8x32 k3x3x3 s2x2x2 p1x1x1 op1x1x1"},
+    {"k3s1p1 (reduced)", "mb1 ic32 oc32 g1 in3x6x32 k3x3x3 s1x1x1 p1x1x1 op0x0x0"},
+};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- targets ------------------------------------------------------------ */
+
+typedef struct target {
+    const char *label;
+    convt3d_device device;
+    pointer_mode mode;
+    const char *cpu_isa;    /* CONVT3D_CPU_ISA while it runs, or NULL */
+    const char *cpu_stream; /* CONVT3D_CPU_STREAM while it runs, or NULL */
+    const char *cpu_pack;   /* CONVT3D_CPU_PACK while it runs, or NULL */
+} target;
+
+enum {
+    T_CPU,
+    T_CPU_AVX2,
+    T_CPU_GENERIC,
+    T_CPU_STREAM,
+    T_CPU_INPLACE,
+    T_CUDA_DEVICE,
+    T_CUDA_HOST,
+    T_COUNT
+};
+
+static const target targets[T_COUNT] = {
+    {"cpu", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, NULL, NULL, NULL},
+    {"cpu avx2", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, "avx2", NULL, NULL},
+    {"cpu generic", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, "generic", NULL, NULL},
+    {"cpu streaming stores", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, NULL, "1", NULL},
+    {"cpu x read in place", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, NULL, NULL, "0"},
+    {"cuda, device pointers", {CONVT3D_DEVICE_CUDA, 0}, DEVICE_POINTERS, NULL, NULL, NULL},
+    {"cuda, host pointers", {CONVT3D_DEVICE_CUDA, 0}, HOST_POINTERS, NULL, NULL, NULL},
+};
+
+static void target_enter(const target *t)
+{
+    if (t->cpu_isa)
+        setenv("CONVT3D_CPU_ISA", t->cpu_isa, 1);
+    if (t->cpu_stream)
+        setenv("CONVT3D_CPU_STREAM", t->cpu_stream, 1);
+    if (t->cpu_pack)
+        setenv("CONVT3D_CPU_PACK", t->cpu_pack, 1);
+}
+
+static void target_leave(const target *t)
+{
+    if (t->cpu_isa)
+        unsetenv("CONVT3D_CPU_ISA");
+    if (t->cpu_stream)
+        unsetenv("CONVT3D_CPU_STREAM");
+    if (t->cpu_pack)
+        unsetenv("CONVT3D_CPU_PACK");
+}
+
+/* NULL when the target can run here, else why not (printed by the caller). */
+static const char *target_unavailable(const target *t)
+{
+    static char why[200];
+    if (t->device.kind == CONVT3D_DEVICE_CUDA)
+        return gpu_skip_reason();
+    if (!t->cpu_isa)
+        return NULL;
+    /* A variant the CPU or build lacks silently falls back: detect that from
+     * the kernel name the plan reports. */
+    convt3d_problem p = parse_problem("mb1 ic1 oc1 g1 in1x1x1 k1x1x1 s1x1x1 p0x0x0 op0x0x0");
+    const float w = 1.0f;
+    convt3d_plan *plan = NULL;
+    target_enter(t);
+    const convt3d_status st = convt3d_plan_create(&plan, &p, t->device, &w, NULL);
+    target_leave(t);
+    if (st != CONVT3D_SUCCESS) {
+        snprintf(why, sizeof why, "plan creation failed: %s", convt3d_last_error());
+        return why;
+    }
+    const char *name = convt3d_plan_kernel_name(plan);
+    const char *tail = strstr(name, "__");
+    const int ok = tail && strcmp(tail + 2, t->cpu_isa) == 0;
+    snprintf(why, sizeof why, "the %s kernel is not supported here (the plan chose %s)",
+             t->cpu_isa, name);
+    convt3d_plan_destroy(plan);
+    return ok ? NULL : why;
+}
+
+static int skip_target(const target *t)
+{
+    const char *why = target_unavailable(t);
+    if (why) {
+        printf("\n  skipped [%s]: %s ", t->label, why);
+        if (t->device.kind == CONVT3D_DEVICE_CUDA)
+            gpu_cases_skipped++;
+    }
+    return why != NULL;
+}
+
+static void check_on(const target *t, const convt3d_problem *p, uint64_t seed, const char *name)
+{
+    target_enter(t);
+    check_result res = check_backend(p, t->device, seed, t->mode, TOL);
+    target_leave(t);
+    if (!res.ok && !res.skipped)
+        printf("\n  [%s] %s", t->label, name);
+    assert_check(&res, p, seed);
+}
+
+/* ---- the runs ----------------------------------------------------------- */
+
+static void run_random(const target *t, int count, uint64_t salt)
+{
+    if (skip_target(t))
+        return;
     const uint64_t base = test_seed() * 1000003u + salt;
     rng r = rng_make(base);
-    for (int t = 0; t < count; t++) {
-        const uint64_t seed = base + (uint64_t)t;
-        convt3d_problem p = random_problem(&r, 4e5, 40000);
-        check_result res = check_backend(&p, dev, seed, mode, TOL);
-        assert_check(&res, &p, seed);
-        if (res.skipped)
-            return; /* one skip tells it all */
+    for (int i = 0; i < count; i++) {
+        const convt3d_problem p = random_problem(&r, 4e5, 40000);
+        check_on(t, &p, base + (uint64_t)i, "random problem");
     }
 }
 
-static void test_cpu_random(void)
+/* Each problem of the table in both layouts, with and without bias. */
+static void run_table(const target *t, const named_problem *table, int n, uint64_t salt)
 {
-    convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
-    random_problems_on(cpu, HOST_POINTERS, env_count("CONVT3D_TEST_PROBLEMS", 200), 1);
+    if (skip_target(t))
+        return;
+    for (int i = 0; i < n; i++) {
+        convt3d_problem p = parse_problem(table[i].desc);
+        for (int variant = 0; variant < 4; variant++) {
+            p.layout = variant & 1 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+            p.has_bias = variant >> 1;
+            check_on(t, &p, test_seed() + salt * 1000 + (uint64_t)(4 * i + variant), table[i].name);
+        }
+    }
 }
 
-static void test_cuda_random_device_pointers(void)
+static int random_count(int id)
 {
-    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
-    random_problems_on(gpu, DEVICE_POINTERS, env_count("CONVT3D_TEST_PROBLEMS", 200), 2);
+    const int n = env_count("CONVT3D_TEST_PROBLEMS", 200);
+    return id == T_CUDA_HOST ? n / 4 : n; /* staged copies are slow, the kernel is the same */
 }
 
-static void test_cuda_random_host_pointers(void)
+/* One CUnit function per (target, run); CUnit tests take no arguments. */
+#define TARGET_TESTS(id)                                                                       \
+    static void random_##id(void) { run_random(&targets[id], random_count(id), 1 + id); }     \
+    static void edges_##id(void)                                                               \
+    {                                                                                          \
+        run_table(&targets[id], edge_cases, COUNT(edge_cases), 10 + id);                       \
+    }                                                                                          \
+    static void bench_##id(void) { run_table(&targets[id], bench_cases, COUNT(bench_cases), 20 + id); }
+TARGET_TESTS(T_CPU)
+TARGET_TESTS(T_CPU_AVX2)
+TARGET_TESTS(T_CPU_GENERIC)
+TARGET_TESTS(T_CPU_STREAM)
+TARGET_TESTS(T_CPU_INPLACE)
+TARGET_TESTS(T_CUDA_DEVICE)
+TARGET_TESTS(T_CUDA_HOST)
+
+/* The bench's headline shape at full size, as the bench runs it (NCDHW, no
+ * bias); the reference takes a few seconds per pass. */
+static void run_kernelbench(const target *t)
 {
-    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
-    random_problems_on(gpu, HOST_POINTERS, env_count("CONVT3D_TEST_PROBLEMS", 200) / 4, 3);
+    if (skip_target(t))
+        return;
+    const convt3d_problem p =
+        parse_problem("mb8 ic32 oc32 g4 in12x24x48 k3x5x7 s2x2x2 p1x2x3 op1x1x1");
+    check_on(t, &p, test_seed() + 77, "kernelbench (full size)");
+}
+static void kernelbench_cpu(void) { run_kernelbench(&targets[T_CPU]); }
+static void kernelbench_cuda(void) { run_kernelbench(&targets[T_CUDA_DEVICE]); }
+
+/* ---- determinism across thread counts ----------------------------------- */
+
+/* Reached through a weak reference so this file needs no OpenMP flags; the
+ * library links the OpenMP runtime when it has one. */
+extern void omp_set_num_threads(int n) __attribute__((weak));
+extern int omp_get_max_threads(void) __attribute__((weak));
+
+/* The CPU output must be bitwise the same for any thread count: every element
+ * is summed by one thread in a fixed order, and the W split falls on the
+ * kernel's fixed chunk grid. */
+static void cpu_thread_count_invariance(void)
+{
+    if (!omp_set_num_threads || !omp_get_max_threads) {
+        printf("\n  skipped: the library was built without OpenMP ");
+        return;
+    }
+    static const char *const descs[] = {
+        "mb1 ic32 oc32 g4 in3x4x48 k3x5x7 s2x2x2 p1x2x3 op1x1x1",
+        "mb1 ic3 oc5 g1 in1x1x700 k3x3x5 s1x1x2 p1x1x2 op0x0x1", /* W segments */
+        "mb2 ic8 oc13 g1 in3x4x21 k3x3x3 s3x2x1 p1x1x1 op2x1x0",
+    };
+    const int saved = omp_get_max_threads();
+    const int counts[] = {1, 2, 3, 5, 8, 17, 64};
+    for (int i = 0; i < COUNT(descs); i++)
+        for (int layout = 0; layout < 2; layout++) {
+            convt3d_problem p = parse_problem(descs[i]);
+            p.layout = layout ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+            p.has_bias = 1;
+            int64_t nx, nw, ny;
+            CU_ASSERT_EQUAL_FATAL(convt3d_tensor_elems(&p, &nx, &nw, &ny), CONVT3D_SUCCESS);
+            float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w);
+            float *b = malloc((size_t)p.out_channels * sizeof *b);
+            float *first = malloc((size_t)ny * sizeof *first), *y = malloc((size_t)ny * sizeof *y);
+            CU_ASSERT_FATAL(x && w && b && first && y);
+            rng r = rng_make(test_seed() + (uint64_t)i);
+            fill_uniform(&r, x, nx);
+            fill_uniform(&r, w, nw);
+            fill_uniform(&r, b, p.out_channels);
+            const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+            for (int c = 0; c < COUNT(counts); c++)
+                for (int again = 0; again < 2; again++) {
+                    omp_set_num_threads(counts[c]);
+                    float *out = c == 0 && again == 0 ? first : y;
+                    poison(out, ny);
+                    CU_ASSERT_EQUAL(convt3d_forward(&p, cpu, x, w, b, out), CONVT3D_SUCCESS);
+                    if (out != first && memcmp(out, first, (size_t)ny * sizeof *y) != 0) {
+                        char desc[256];
+                        problem_describe(&p, desc, sizeof desc);
+                        printf("\n  FAILED: %d threads differ from 1 thread: %s", counts[c],
+                               desc);
+                        CU_FAIL("output depends on the thread count");
+                    }
+                }
+            free(x);
+            free(w);
+            free(b);
+            free(first);
+            free(y);
+        }
+    omp_set_num_threads(saved);
 }
 
 void register_backend_tests(void)
 {
     static const test_entry tests[] = {
-        {"cpu: random problems vs reference", test_cpu_random},
-        {"cuda: random problems, device pointers", test_cuda_random_device_pointers},
-        {"cuda: random problems, host pointers (staged)", test_cuda_random_host_pointers},
+        {"cpu: random problems vs reference", random_T_CPU},
+        {"cpu: edge cases", edges_T_CPU},
+        {"cpu: bench shapes (reduced)", bench_T_CPU},
+        {"cpu avx2 kernel: random problems", random_T_CPU_AVX2},
+        {"cpu avx2 kernel: edge cases", edges_T_CPU_AVX2},
+        {"cpu avx2 kernel: bench shapes (reduced)", bench_T_CPU_AVX2},
+        {"cpu generic kernel: random problems", random_T_CPU_GENERIC},
+        {"cpu generic kernel: edge cases", edges_T_CPU_GENERIC},
+        {"cpu generic kernel: bench shapes (reduced)", bench_T_CPU_GENERIC},
+        {"cpu streaming stores: random problems", random_T_CPU_STREAM},
+        {"cpu streaming stores: edge cases", edges_T_CPU_STREAM},
+        {"cpu streaming stores: bench shapes (reduced)", bench_T_CPU_STREAM},
+        {"cpu, x read in place (no row packing): random problems", random_T_CPU_INPLACE},
+        {"cpu, x read in place (no row packing): edge cases", edges_T_CPU_INPLACE},
+        {"cpu, x read in place (no row packing): bench shapes (reduced)", bench_T_CPU_INPLACE},
+        {"cpu: kernelbench at full size", kernelbench_cpu},
+        {"cpu: output independent of the thread count", cpu_thread_count_invariance},
+        {"cuda: random problems, device pointers", random_T_CUDA_DEVICE},
+        {"cuda: edge cases, device pointers", edges_T_CUDA_DEVICE},
+        {"cuda: bench shapes (reduced), device pointers", bench_T_CUDA_DEVICE},
+        {"cuda: random problems, host pointers (staged)", random_T_CUDA_HOST},
+        {"cuda: edge cases, host pointers (staged)", edges_T_CUDA_HOST},
+        {"cuda: bench shapes (reduced), host pointers (staged)", bench_T_CUDA_HOST},
+        {"cuda: kernelbench at full size", kernelbench_cuda},
         {NULL, NULL}};
     add_suite("backends", tests);
 }
