@@ -24,6 +24,7 @@ namespace ct3d {
 constexpr int kMaxPhaseStride = 8;
 constexpr int kMaxWTaps = 8;
 constexpr int kMaxKW = 16;
+constexpr int kMaxFuseTaps = 2;
 
 /* One stride phase r of one dim: outputs o = q*s + r - p for q in
  * [qlo, qlo + qcount), each fed by taps k = k0 + t*kstep (t < taps) from
@@ -52,6 +53,16 @@ struct phase_params {
     /* Threads: toc fastest (output-channel sub-blocks), then tx (W runs),
      * ty (H rows), tz (D rows). */
     int tx, ty, tz, toc, nthreads;
+    /* Input-channel slices: nthreads = ks * nbase; slice j (threads
+     * [j*nbase, (j+1)*nbase)) accumulates the staged channels ic = j mod ks
+     * of the same output tile; slice 0 adds the others' partial sums in slice
+     * order through shared memory (at red_off floats) and stores.  More warps
+     * for the same tile where the output has few tiles; deterministic. */
+    int nbase, ks, red_off;
+    /* W stride 2 with both W slots of T <= kMaxFuseTaps taps whose windows
+     * start at most one input apart: one window load serves both slots
+     * (fuse_w = 1 + 3 * (T - 1) + (woff1 - woff0 + 1)); 0: slot by slot. */
+    int fuse_w;
     int cic, nchunks; /* input channels staged per chunk, number of chunks */
     int ocb, nocb;    /* output channels per block (toc * OCT) and blocks of them */
     int all_phases;   /* 1: each block computes every (D, H) phase pair from one
@@ -72,6 +83,25 @@ struct phase_params {
     int vec_store;     /* 16-byte stores allowed (set per execute from y's alignment) */
 };
 
+/* Features compiled into an instantiation of the phase kernel (template
+ * parameter F), so that a plan that uses neither pays for neither in
+ * registers: input-channel slices (phase_params.ks > 1) and the fused W slot
+ * pair (phase_params.fuse_w). */
+constexpr int kSliced = 1;
+constexpr int kFused = 2;
+
+inline int phase_features(const phase_params &p)
+{
+    return (p.ks > 1 ? kSliced : 0) | (p.fuse_w ? kFused : 0);
+}
+
+/* Division by a runtime divisor d >= 1 of a numerator n < 2^31 with a
+ * multiply-high and a shift (Granlund-Montgomery): the depthwise kernel's
+ * index arithmetic, which 64-bit division made instruction-bound. */
+struct fdiv {
+    unsigned d, m, s;
+};
+
 /* Parameters of the simple kernels: depthwise, generic direct, weight packing. */
 struct simple_params {
     const float *x;
@@ -87,6 +117,16 @@ struct simple_params {
     long long y_elems;
     int layout_ndhwc;
     int vec_store;
+    /* The depthwise kernel's 32-bit path (every index and the thread count
+     * < 2^31, strides <= kMaxPhaseStride, <= 4 taps a W phase): divisors of
+     * the thread index decomposition, fastest first (NCDHW: W/4 vectors,
+     * out H, out D, C; NDHWC: C/4 vectors, out W, out H, out D), and the
+     * strides. */
+    int fast32;
+    fdiv dv[4];
+    fdiv dvs[3];
+    int dw_mt; /* W taps a phase unrolled: 1, 2 or 4 (>= the most taps) */
+    int ptab[3][kMaxPhaseStride][3]; /* {taps, k0, m0} per dim and phase */
 };
 
 } // namespace ct3d

@@ -21,6 +21,14 @@ __global__ void __launch_bounds__(256) depthwise_kernel(const simple_params p, l
         depthwise_thread(p, t);
 }
 
+template <int MT>
+__global__ void __launch_bounds__(256) depthwise32_kernel(const simple_params p, unsigned total)
+{
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < total)
+        depthwise32_thread<MT>(p, t);
+}
+
 __global__ void __launch_bounds__(256) generic_kernel(const simple_params p)
 {
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < p.y_elems;
@@ -40,10 +48,12 @@ __global__ void __launch_bounds__(256) pack_kernel(const simple_params p, const 
  * or 8), compiled in gpu_phase_s1.cu and gpu_phase_s2.cu. */
 phase_fn phase_kernel_for(const kernel_plan &k)
 {
+    if (k.oct != 4 && k.oct != 8)
+        return nullptr;
     if (k.sw == 2 && k.qw == 4)
-        return phase_kernel_s2(k.oct);
+        return phase_kernel_s2(k.oct, phase_features(k.phase));
     if (k.sw == 1 && k.qw == 8)
-        return phase_kernel_s1(k.oct);
+        return phase_kernel_s1(k.oct, phase_features(k.phase));
     return nullptr;
 }
 
@@ -78,7 +88,16 @@ cudaError_t launch_depthwise(const kernel_plan &k, const simple_params &p, cudaS
     const long long total = p.layout_ndhwc
                                 ? p.n * p.out[0] * p.out[1] * p.out[2] * ((p.cout + 3) / 4)
                                 : p.n * p.cout * p.out[0] * p.out[1] * ((p.out[2] + 3) / 4);
-    depthwise_kernel<<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
+    if (p.fast32) { /* the planner checked total < 2^31: one thread each */
+        const unsigned blocks = (unsigned)((total + k.threads - 1) / k.threads);
+        if (p.dw_mt == 1)
+            depthwise32_kernel<1><<<blocks, k.threads, 0, stream>>>(p, (unsigned)total);
+        else if (p.dw_mt == 2)
+            depthwise32_kernel<2><<<blocks, k.threads, 0, stream>>>(p, (unsigned)total);
+        else
+            depthwise32_kernel<4><<<blocks, k.threads, 0, stream>>>(p, (unsigned)total);
+    } else
+        depthwise_kernel<<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
     return cudaGetLastError();
 }
 

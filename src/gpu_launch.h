@@ -9,11 +9,13 @@
 
 namespace ct3d {
 
-/* The phase kernel for W stride 1 (qw 8) or 2 (qw 4) and oct output
- * channels a thread (4 or 8); nullptr for another oct. */
+/* The phase kernel for W stride 1 (qw 8) or 2 (qw 4), oct output channels
+ * a thread (4 or 8; gpu_launch.cu checks) and the features it uses
+ * (phase_features()); nullptr where none is compiled. */
 typedef void (*phase_fn)(const phase_params);
-phase_fn phase_kernel_s1(int oct);
-phase_fn phase_kernel_s2(int oct);
+phase_fn phase_kernel_s1(int oct, int features);
+phase_fn phase_kernel_s2(int oct, int features);
+phase_fn phase_kernel_s2_fused(int oct, int features); /* features & kFused */
 
 /* Raises the chosen phase kernel's dynamic shared-memory cap to the
  * device's opt-in limit smem_optin (the same value for every plan, so a plan

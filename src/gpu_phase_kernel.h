@@ -55,6 +55,7 @@ struct block_ctx {
     int g, ob;
     int tile[3];
     int tid, lane, warp, nwarps;
+    int slice, stid; /* input-channel slice, thread index within it */
     int toc, txi, tyi, tzi;
 };
 
@@ -251,7 +252,7 @@ CT3D_DEV void stage_weights(const phase_params &p, float *wsm, const block_ctx &
 /* The hot loop for one W slot with TW taps: for every (D tap, H tap, input
  * channel) load a window of QW+TW-1 inputs and TW x OCT weights, do
  * TW*QW*OCT FMAs.  Offsets inside the loop body are compile-time. */
-template <int QW, int OCT, int TW>
+template <int QW, int OCT, int TW, int F>
 CT3D_DEV void accumulate_slot(float (&acc)[QW][OCT], const float *tile, const float *wsm,
                               const phase_params &p, const block_ctx &b, const dh_geom &gd,
                               const dh_geom &gh, const wslot &ws, int cnt)
@@ -259,8 +260,11 @@ CT3D_DEV void accumulate_slot(float (&acc)[QW][OCT], const float *tile, const fl
     const int ics = gd.ext * gh.ext * p.pitch;
     const int wrowf = p.toc * p.wrow4 * 4;
     const int wics = gd.wn * gh.wn * wrowf;
-    const float *tbase = tile + b.txi * QW + ws.woff;
-    const float *wbase = wsm + b.toc * p.wrow4 * 4 + ws.wpos * OCT;
+    const int ks = (F & kSliced) ? p.ks : 1, slice = (F & kSliced) ? b.slice : 0;
+    const float *tbase = tile + b.txi * QW + ws.woff + slice * ics;
+    const float *wbase = wsm + b.toc * p.wrow4 * 4 + ws.wpos * OCT + slice * wics;
+    const int mine = (F & kSliced) ? (cnt - slice + ks - 1) / ks : cnt; /* slice, slice + ks, .. */
+    const int ics_step = ics * ks, wics_step = wics * ks;
     for (int td = 0; td < gd.taps; td++) {
         const int zd = b.tzi + gd.zbase - td * gd.dm;
         const int wd = gd.w0 + td * gd.wstep;
@@ -270,7 +274,7 @@ CT3D_DEV void accumulate_slot(float (&acc)[QW][OCT], const float *tile, const fl
             const float *row = tbase + (zd * gh.ext + yh) * p.pitch;
             const float *wr = wbase + (wd * gh.wn + wh) * wrowf;
             CT3D_UNROLL2
-            for (int ic = 0; ic < cnt; ic++) {
+            for (int ic = 0; ic < mine; ic++) {
                 float win[QW + TW - 1];
                 CT3D_UNROLL
                 for (int j = 0; j < QW + TW - 1; j++)
@@ -293,42 +297,143 @@ CT3D_DEV void accumulate_slot(float (&acc)[QW][OCT], const float *tile, const fl
                             acc[i][o] = fmaf(win[i + TW - 1 - t], wv[o], acc[i][o]);
                     }
                 }
-                row += ics;
-                wr += wics;
+                row += ics_step;
+                wr += wics_step;
             }
         }
     }
 }
 
 /* Picks the instantiation for the slot's tap count (uniform across the block). */
-template <int QW, int OCT>
+template <int QW, int OCT, int F>
 CT3D_DEV void accumulate_dispatch(float (&acc)[QW][OCT], const float *tile, const float *wsm,
                                   const phase_params &p, const block_ctx &b, const dh_geom &gd,
                                   const dh_geom &gh, const wslot &ws, int cnt)
 {
     switch (ws.taps) {
-    case 1: accumulate_slot<QW, OCT, 1>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
-    case 2: accumulate_slot<QW, OCT, 2>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
-    case 3: accumulate_slot<QW, OCT, 3>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
-    case 4: accumulate_slot<QW, OCT, 4>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
-    case 5: accumulate_slot<QW, OCT, 5>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
-    case 6: accumulate_slot<QW, OCT, 6>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
-    case 7: accumulate_slot<QW, OCT, 7>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
-    case 8: accumulate_slot<QW, OCT, 8>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 1: accumulate_slot<QW, OCT, 1, F>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 2: accumulate_slot<QW, OCT, 2, F>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 3: accumulate_slot<QW, OCT, 3, F>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 4: accumulate_slot<QW, OCT, 4, F>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 5: accumulate_slot<QW, OCT, 5, F>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 6: accumulate_slot<QW, OCT, 6, F>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 7: accumulate_slot<QW, OCT, 7, F>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
+    case 8: accumulate_slot<QW, OCT, 8, F>(acc, tile, wsm, p, b, gd, gh, ws, cnt); break;
     default: break; /* no taps: the phase's outputs are bias only */
     }
 }
 
-template <int SW, int QW, int OCT>
+/* Both W slots of a stride-2 run at once (phase_params.fuse_w): T taps each,
+ * slot f's window starting A_f inputs into one shared window of
+ * QW + T - 1 + max(A0, A1) inputs, loaded once for the two slots (k2s2: the
+ * two W phases read the same inputs). */
+template <int QW, int OCT, int T, int A0, int A1, int F>
+CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const float *wsm,
+                              const phase_params &p, const block_ctx &b, const dh_geom &gd,
+                              const dh_geom &gh, int cnt)
+{
+    constexpr int L = QW + T - 1 + (A0 > A1 ? A0 : A1);
+    const int ics = gd.ext * gh.ext * p.pitch;
+    const int wrowf = p.toc * p.wrow4 * 4;
+    const int wics = gd.wn * gh.wn * wrowf;
+    const int wmin = p.ws[0].woff - A0;
+    const int ks = (F & kSliced) ? p.ks : 1, slice = (F & kSliced) ? b.slice : 0;
+    const float *tbase = tile + b.txi * QW + wmin + slice * ics;
+    const float *wbase = wsm + b.toc * p.wrow4 * 4 + slice * wics;
+    const int wp0 = p.ws[0].wpos * OCT, wp1 = p.ws[1].wpos * OCT;
+    const int mine = (F & kSliced) ? (cnt - slice + ks - 1) / ks : cnt;
+    const int ics_step = ics * ks, wics_step = wics * ks;
+    for (int td = 0; td < gd.taps; td++) {
+        const int zd = b.tzi + gd.zbase - td * gd.dm;
+        const int wd = gd.w0 + td * gd.wstep;
+        for (int th = 0; th < gh.taps; th++) {
+            const int yh = b.tyi + gh.zbase - th * gh.dm;
+            const int wh = gh.w0 + th * gh.wstep;
+            const float *row = tbase + (zd * gh.ext + yh) * p.pitch;
+            const float *wr0 = wbase + (wd * gh.wn + wh) * wrowf + wp0;
+            const float *wr1 = wbase + (wd * gh.wn + wh) * wrowf + wp1;
+            CT3D_UNROLL2
+            for (int ic = 0; ic < mine; ic++) {
+                float win[L];
+                CT3D_UNROLL
+                for (int j = 0; j < L; j++)
+                    win[j] = row[j];
+                CT3D_UNROLL
+                for (int f = 0; f < 2; f++) {
+                    const int a = f ? A1 : A0;
+                    const float *wr = f ? wr1 : wr0;
+                    CT3D_UNROLL
+                    for (int t = 0; t < T; t++) {
+                        float wv[OCT];
+                        CT3D_UNROLL
+                        for (int c4 = 0; c4 < OCT / 4; c4++) {
+                            const float4 v =
+                                *reinterpret_cast<const float4 *>(wr + t * OCT + 4 * c4);
+                            wv[4 * c4 + 0] = v.x;
+                            wv[4 * c4 + 1] = v.y;
+                            wv[4 * c4 + 2] = v.z;
+                            wv[4 * c4 + 3] = v.w;
+                        }
+                        CT3D_UNROLL
+                        for (int i = 0; i < QW; i++) {
+                            CT3D_UNROLL
+                            for (int o = 0; o < OCT; o++)
+                                acc[f][i][o] = fmaf(win[a + i + T - 1 - t], wv[o], acc[f][i][o]);
+                        }
+                    }
+                }
+                row += ics_step;
+                wr0 += wics_step;
+                wr1 += wics_step;
+            }
+        }
+    }
+}
+
+/* fuse_w's instantiations (T <= kMaxFuseTaps); false if none applies. */
+template <int SW, int QW, int OCT, int F>
+CT3D_DEV bool accumulate_fused(float (&acc)[SW][QW][OCT], const float *tile, const float *wsm,
+                               const phase_params &p, const block_ctx &b, const dh_geom &gd,
+                               const dh_geom &gh, int cnt)
+{
+    if constexpr (SW == 2 && (F & kFused) != 0) {
+        switch (p.fuse_w) {
+        case 1:
+            accumulate_pair<QW, OCT, 1, 1, 0, F>(acc, tile, wsm, p, b, gd, gh, cnt);
+            return true;
+        case 2:
+            accumulate_pair<QW, OCT, 1, 0, 0, F>(acc, tile, wsm, p, b, gd, gh, cnt);
+            return true;
+        case 3:
+            accumulate_pair<QW, OCT, 1, 0, 1, F>(acc, tile, wsm, p, b, gd, gh, cnt);
+            return true;
+        case 4:
+            accumulate_pair<QW, OCT, 2, 1, 0, F>(acc, tile, wsm, p, b, gd, gh, cnt);
+            return true;
+        case 5:
+            accumulate_pair<QW, OCT, 2, 0, 0, F>(acc, tile, wsm, p, b, gd, gh, cnt);
+            return true;
+        case 6:
+            accumulate_pair<QW, OCT, 2, 0, 1, F>(acc, tile, wsm, p, b, gd, gh, cnt);
+            return true;
+        default: break;
+        }
+    }
+    return false;
+}
+
+template <int SW, int QW, int OCT, int F>
 CT3D_DEV void accumulate_all_slots(float (&acc)[SW][QW][OCT], const float *tile, const float *wsm,
                                    const phase_params &p, const block_ctx &b, const dh_geom &gd,
                                    const dh_geom &gh, int cnt)
 {
     if (gd.taps == 0 || gh.taps == 0)
         return;
+    if (accumulate_fused<SW, QW, OCT, F>(acc, tile, wsm, p, b, gd, gh, cnt))
+        return;
     CT3D_UNROLL
     for (int f = 0; f < SW; f++)
-        accumulate_dispatch<QW, OCT>(acc[f], tile, wsm, p, b, gd, gh, p.ws[f], cnt);
+        accumulate_dispatch<QW, OCT, F>(acc[f], tile, wsm, p, b, gd, gh, p.ws[f], cnt);
 }
 
 /* Writes the thread's SW*QW x OCT outputs of phase pair (rd, rh) plus bias:
@@ -414,8 +519,44 @@ CT3D_DEV void zero_acc(float (&acc)[SW][QW][OCT])
                 acc[f][i][o] = 0.0f;
 }
 
-/* Shared memory: the staged weights (p.wsm_floats) first, then the input tile. */
+/* Slice 0's accumulators += the other slices', in slice order (fixed:
+ * deterministic).  Called by every thread of the block (it synchronises);
+ * red is free shared memory of (ks - 1) * nbase * SW*QW*OCT floats, laid out
+ * [slice - 1][element][thread] so a warp's accesses are consecutive. */
 template <int SW, int QW, int OCT>
+CT3D_DEV void reduce_slices(float (&acc)[SW][QW][OCT], float *red, const phase_params &p,
+                            const block_ctx &b)
+{
+    constexpr int E = SW * QW * OCT;
+    CT3D_SYNC(); /* the previous reads of red (or of the staged tile under it) are done */
+    if (b.slice > 0) {
+        float *dst = red + (long long)(b.slice - 1) * E * p.nbase + b.stid;
+        CT3D_UNROLL
+        for (int f = 0; f < SW; f++)
+            CT3D_UNROLL
+            for (int i = 0; i < QW; i++)
+                CT3D_UNROLL
+                for (int o = 0; o < OCT; o++)
+                    dst[((f * QW + i) * OCT + o) * p.nbase] = acc[f][i][o];
+    }
+    CT3D_SYNC();
+    if (b.slice == 0)
+        for (int j = 1; j < p.ks; j++) {
+            const float *src = red + (long long)(j - 1) * E * p.nbase + b.stid;
+            CT3D_UNROLL
+            for (int f = 0; f < SW; f++)
+                CT3D_UNROLL
+                for (int i = 0; i < QW; i++)
+                    CT3D_UNROLL
+                    for (int o = 0; o < OCT; o++)
+                        acc[f][i][o] += src[((f * QW + i) * OCT + o) * p.nbase];
+        }
+}
+
+/* Shared memory: the staged weights (p.wsm_floats) first, then the input
+ * tile; the slices' reduction area at p.red_off (after the tile in grouped
+ * mode, which restages nothing between phase pairs; over it in tiled mode). */
+template <int SW, int QW, int OCT, int F>
 CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long vb)
 {
     block_ctx b;
@@ -439,7 +580,9 @@ CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long
     b.lane = tid & 31;
     b.warp = tid >> 5;
     b.nwarps = (p.nthreads + 31) >> 5;
-    int t = tid;
+    b.slice = (F & kSliced) ? tid / p.nbase : 0;
+    b.stid = tid - b.slice * p.nbase;
+    int t = b.stid;
     b.toc = t % p.toc;
     t /= p.toc;
     b.txi = t % p.tx;
@@ -466,8 +609,12 @@ CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long
             geom_all_phase(p, 0, rd, gd);
             geom_all_phase(p, 1, rh, gh);
             zero_acc<SW, QW, OCT>(acc);
-            accumulate_all_slots<SW, QW, OCT>(acc, tile, wsm, p, b, gd, gh, p.cig);
-            store_outputs<SW, QW, OCT>(p, b, acc, rd, rh, gd.q0 + b.tzi, gh.q0 + b.tyi, ow_a);
+            accumulate_all_slots<SW, QW, OCT, F>(acc, tile, wsm, p, b, gd, gh, p.cig);
+            if ((F & kSliced) && p.ks > 1)
+                reduce_slices<SW, QW, OCT>(acc, smem + p.red_off, p, b);
+            if (b.slice == 0)
+                store_outputs<SW, QW, OCT>(p, b, acc, rd, rh, gd.q0 + b.tzi, gh.q0 + b.tyi,
+                                           ow_a);
         }
     } else {
         const int rd = ppi / p.s[1], rh = ppi - rd * p.s[1];
@@ -484,10 +631,13 @@ CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long
                 stage_input(p, tile, b, ic0, cnt, gd, gh, iw_lo);
                 stage_weights<OCT>(p, wsm, b, ic0, cnt, gd, gh);
                 CT3D_SYNC();
-                accumulate_all_slots<SW, QW, OCT>(acc, tile, wsm, p, b, gd, gh, cnt);
+                accumulate_all_slots<SW, QW, OCT, F>(acc, tile, wsm, p, b, gd, gh, cnt);
             }
+            if ((F & kSliced) && p.ks > 1)
+                reduce_slices<SW, QW, OCT>(acc, smem + p.red_off, p, b);
         }
-        store_outputs<SW, QW, OCT>(p, b, acc, rd, rh, gd.q0 + b.tzi, gh.q0 + b.tyi, ow_a);
+        if (b.slice == 0)
+            store_outputs<SW, QW, OCT>(p, b, acc, rd, rh, gd.q0 + b.tzi, gh.q0 + b.tyi, ow_a);
     }
 }
 

@@ -89,6 +89,8 @@ bool phase_kernel_applies(const convt3d_shape *s, char *why, size_t why_size)
 /* A candidate tiling of the phase kernel. */
 struct tiling {
     int qw, oct, toc, tx, ty, tz, cic, all;
+    int ks; /* input-channel slices (phase_params.ks) */
+    int nofuse; /* 1: no fused W slot pair (phase_params.fuse_w), for measuring */
 };
 
 /* Fills the phase kernel's parameters for tiling t; false if it does not
@@ -120,8 +122,11 @@ bool fill_phase(const convt3d_shape *s, const tiling &t, const device_limits &li
     p.ty = t.ty;
     p.tz = t.tz;
     p.toc = t.toc;
-    p.nthreads = t.toc * t.tx * t.ty * t.tz;
-    if (p.nthreads % 32 != 0 || p.nthreads > kMaxPhaseThreads)
+    p.nbase = t.toc * t.tx * t.ty * t.tz;
+    p.ks = t.ks;
+    p.nthreads = p.nbase * t.ks;
+    if (p.nthreads % 32 != 0 || p.nthreads > kMaxPhaseThreads || t.ks < 1 ||
+        (t.ks > 1 && p.nbase % 32 != 0) || t.ks > t.cic)
         return false;
     p.cic = t.cic;
     p.nchunks = (int)ceil_div(s->cig, t.cic);
@@ -193,6 +198,10 @@ bool fill_phase(const convt3d_shape *s, const tiling &t, const device_limits &li
             wend = w.woff + w.taps - 1;
     }
     p.wlo0 = wlo0;
+    if (sw == 2 && !t.nofuse && p.ws[0].taps == p.ws[1].taps && p.ws[0].taps >= 1 &&
+        p.ws[0].taps <= kMaxFuseTaps && p.ws[1].woff - p.ws[0].woff >= -1 &&
+        p.ws[1].woff - p.ws[0].woff <= 1)
+        p.fuse_w = 1 + 3 * (p.ws[0].taps - 1) + (p.ws[1].woff - p.ws[0].woff + 1);
     p.ew = t.tx * t.qw + wend;
     p.pitch = p.ew | 1;
     p.ntile[2] = (int)ceil_div(s->out[2], (long long)t.tx * sw * t.qw);
@@ -205,9 +214,12 @@ bool fill_phase(const convt3d_shape *s, const tiling &t, const device_limits &li
     const long long eh = t.ty + (t.all ? p.ext_all[1] : ext_one[1]);
     const long long wsm = (long long)t.cic * wd * wh * t.toc * p.wrow4 * 4;
     const long long tilef = (long long)t.cic * ed * eh * p.pitch;
-    const long long bytes = (wsm + tilef) * (long long)sizeof(float);
+    const long long red = (long long)(t.ks - 1) * p.nbase * sw * t.qw * t.oct;
+    const long long floats = t.all ? wsm + tilef + red : (wsm + tilef > red ? wsm + tilef : red);
+    const long long bytes = floats * (long long)sizeof(float);
     if (bytes > lim.smem_optin || wsm > kIntLimit)
         return false;
+    p.red_off = t.all ? (int)(wsm + tilef) : 0;
     p.wsm_floats = (int)wsm;
     p.nblocks = s->n * s->groups * p.nocb * (long long)p.ntile[0] * p.ntile[1] * p.ntile[2] *
                 (t.all ? 1 : p.npp);
@@ -228,13 +240,18 @@ const char *phase_name(int all, int sw, int qw, int oct)
     return oct == 8 ? "cuda/f32_phase_tiled_1x8x8" : "cuda/f32_phase_tiled_1x8x4";
 }
 
-/* Parses "tx,ty,tz,toc,cic"; false if malformed. */
-bool parse_tile(const char *text, int v[5])
+/* Parses "tx,ty,tz,toc,cic[,ks[,fuse]]" (ks 1, fuse 1 when left out);
+ * false if malformed. */
+bool parse_tile(const char *text, int v[7])
 {
     if (!text || !*text)
         return false;
-    return sscanf(text, "%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4]) == 5 && v[0] > 0 &&
-           v[1] > 0 && v[2] > 0 && v[3] > 0 && v[4] > 0;
+    v[5] = 1;
+    v[6] = 1;
+    const int n = sscanf(text, "%d,%d,%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                         &v[6]);
+    return n >= 5 && v[0] > 0 && v[1] > 0 && v[2] > 0 && v[3] > 0 && v[4] > 0 && v[5] > 0 &&
+           v[6] >= 0;
 }
 
 /* Staged input rows per output row in D and H for a ty x tz tile, times the
@@ -282,7 +299,12 @@ double tile_waste(const phase_params &p, int all, int ty, int tz)
  *     tile_waste (ties: more H rows);
  *   - tiled mode: the largest input-channel chunk that keeps the block under
  *     kSmemTarget of shared memory.
- * CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic overrides all of it where it fits. */
+ *   - few output tiles (fewer blocks than two a multiprocessor): ks = 2
+ *     (then 4) input-channel slices a block over half the rows, while the
+ *     blocks still fit one such wave (more warps for latency hiding);
+ *   - W stride 2 with equal short W phases: the fused slot pair (fuse_w);
+ * CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse]] overrides all of it where it
+ * fits (fuse 0: slot by slot). */
 bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, const char *tile,
                 kernel_plan *k)
 {
@@ -309,12 +331,14 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
         bsmem = smem;
         return true;
     };
-    int forced[5];
-    if (parse_tile(tile, forced)) {
+    int forced[7];
+    const bool is_forced = parse_tile(tile, forced);
+    if (is_forced) {
         for (int all = 1; all >= 0 && !found; all--)
             if ((want_all < 0 && (all == 0 || npp > 1)) || all == want_all) {
                 const int cic = all || forced[4] > s->cig ? (int)s->cig : forced[4];
-                take({qw, oct, forced[3], forced[0], forced[1], forced[2], cic, all},
+                take({qw, oct, forced[3], forced[0], forced[1], forced[2], cic, all, forced[5],
+                      forced[6] == 0},
                      lim.smem_optin);
             }
         if (!found)
@@ -324,10 +348,10 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
      * row: the most that keep it within `target` threads, else the fewest
      * that make whole warps; 0 if none within 256 threads does. */
     const int target = s->cig * s->cog < 16 ? 64 : 256;
-    auto rows_for = [&](int tc, int txv) {
+    auto rows_for = [&](int tc, int txv, int ks) {
         int most = 0, fewest = 0;
         for (int r = 1; r <= 128; r *= 2) {
-            const int nt = tc * txv * r;
+            const int nt = tc * txv * r * ks;
             if (nt % 32 != 0 || nt > 256)
                 continue;
             fewest = fewest ? fewest : r;
@@ -336,14 +360,15 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
         return most ? most : fewest;
     };
     static const int cics[] = {64, 32, 16, 8, 4, 2, 1};
-    /* One attempt at channel sub-blocks tc under a shared-memory cap. */
-    auto search = [&](int tc, long long cap) {
+    /* One attempt at channel sub-blocks tc and ks slices under a
+     * shared-memory cap. */
+    auto search = [&](int tc, long long cap, int ks) {
         int tx = (int)(runs < 16 ? runs : 16);
-        int rows = rows_for(tc, tx);
+        int rows = rows_for(tc, tx, ks);
         if (rows == 0) { /* e.g. 13 runs: a power-of-two row width instead */
             while (tx & (tx - 1))
                 tx &= tx - 1;
-            rows = rows_for(tc, tx);
+            rows = rows_for(tc, tx, ks);
         }
         for (int all = 1; all >= 0 && !found; all--) {
             if (want_all >= 0 && all != want_all)
@@ -362,7 +387,8 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
                     phase_params probe;
                     size_t probe_smem;
                     if (ty > 16 || tz > 8 ||
-                        !fill_phase(s, {qw, oct, tc, tx, ty, tz, 1, 0}, lim, &probe, &probe_smem))
+                        !fill_phase(s, {qw, oct, tc, tx, ty, tz, 1, 0, 1, 0}, lim, &probe,
+                                    &probe_smem))
                         continue;
                     const double w = tile_waste(probe, all, ty, tz);
                     if (best_ty == 0 || w < best_w - 1e-9) {
@@ -374,13 +400,13 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
                     continue;
                 const int ty = best_ty, tz = r / ty;
                 if (all) {
-                    take({qw, oct, tc, tx, ty, tz, (int)s->cig, 1}, cap);
+                    take({qw, oct, tc, tx, ty, tz, (int)s->cig, 1, ks, 0}, cap);
                 } else {
                     for (int ci = -1; ci < 7 && !found; ci++) {
                         const int cic = ci < 0 ? (int)s->cig : cics[ci];
                         if (ci >= 0 && cic >= s->cig)
                             continue;
-                        take({qw, oct, tc, tx, ty, tz, cic, 0}, cap);
+                        take({qw, oct, tc, tx, ty, tz, cic, 0, ks, 0}, cap);
                     }
                 }
             }
@@ -388,11 +414,33 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
     };
     /* Relax in order: fewer channel sub-blocks, then the shared-memory target. */
     const long long caps[2] = {kSmemTarget, lim.smem_optin};
+    int cap_used = 0;
     for (int c = 0; c < 2 && !found; c++)
-        for (int tc = toc; tc >= 1 && !found; tc = tc > 1 ? (tc + 1) / 2 : 0)
-            search(tc, caps[c]);
+        for (int tc = toc; tc >= 1 && !found; tc = tc > 1 ? (tc + 1) / 2 : 0) {
+            search(tc, caps[c], 1);
+            cap_used = c;
+        }
     if (!found)
         return false;
+    /* Few output tiles (under one wave of two full blocks a multiprocessor):
+     * the same block size from half the rows and two input-channel slices,
+     * twice the blocks, while that still fits one wave. */
+    for (int ks = 2; !is_forced && ks <= 4 && s->cig >= 4 * ks &&
+                     bp.nblocks * 2 <= 2LL * lim.num_sms;
+         ks *= 2) {
+        const tiling pt = bt;
+        const phase_params pp = bp;
+        const size_t psmem = bsmem;
+        found = false;
+        search(pt.toc, caps[cap_used], ks);
+        if (!found || bp.nblocks <= pp.nblocks) {
+            bt = pt;
+            bp = pp;
+            bsmem = psmem;
+            found = true;
+            break;
+        }
+    }
     k->kind = KERNEL_PHASE;
     k->sw = sw;
     k->qw = bt.qw;
@@ -437,6 +485,56 @@ void fill_simple(const convt3d_shape *s, long long ocb, simple_params *sp)
     p.y_elems = s->y_elems;
     p.layout_ndhwc = s->layout == CONVT3D_LAYOUT_NDHWC;
     *sp = p;
+}
+
+/* The multiply-high divisor of d (1 <= d < 2^31). */
+fdiv fdiv_make(long long d)
+{
+    fdiv f;
+    unsigned sh = 0;
+    while ((1ULL << sh) < (unsigned long long)d)
+        sh++;
+    f.d = (unsigned)d;
+    f.s = sh;
+    f.m = (unsigned)(((1ULL << 32) * ((1ULL << sh) - (unsigned long long)d)) /
+                         (unsigned long long)d + 1);
+    return f;
+}
+
+/* The depthwise kernel's 32-bit path, where every index (and the thread
+ * count) fits: p->fast32 and its divisors. */
+void fill_depthwise32(const convt3d_shape *s, simple_params *p)
+{
+    const long long lim = 1LL << 31;
+    const bool ndhwc = s->layout == CONVT3D_LAYOUT_NDHWC;
+    const long long vecs = ndhwc ? ceil_div(s->cout, 4) : ceil_div(s->out[2], 4);
+    const long long total = s->n * s->out[0] * s->out[1] * (ndhwc ? s->out[2] : s->cout) * vecs;
+    bool ok = total < lim && s->n < lim && s->cout + 4 < lim && s->k_volume * 4 * 4 < lim &&
+              (s->in[2] + 4) * s->x_stride[4] + 4 * s->x_stride[1] < lim;
+    int wtaps = 0;
+    for (int d = 0; d < 3; d++) {
+        ok = ok && s->p[d] >= 0 && s->s[d] <= kMaxPhaseStride &&
+             s->out[d] + s->p[d] + s->s[d] < lim && s->in[d] + s->k[d] * s->l[d] < lim;
+        for (long long r = 0; ok && r < s->s[d]; r++) {
+            const phase_entry e = phase_entry_of(s, d, r);
+            p->ptab[d][r][0] = e.taps;
+            p->ptab[d][r][1] = e.k0;
+            p->ptab[d][r][2] = e.m0;
+            if (d == 2 && e.taps > wtaps)
+                wtaps = e.taps;
+        }
+    }
+    ok = ok && wtaps <= 4;
+    p->fast32 = ok;
+    if (!ok)
+        return;
+    p->dw_mt = wtaps <= 1 ? 1 : wtaps <= 2 ? 2 : 4;
+    const long long div[4] = {vecs, ndhwc ? s->out[2] : s->out[1], ndhwc ? s->out[1] : s->out[0],
+                              ndhwc ? s->out[0] : s->cout};
+    for (int i = 0; i < 4; i++)
+        p->dv[i] = fdiv_make(div[i]);
+    for (int d = 0; d < 3; d++)
+        p->dvs[d] = fdiv_make(s->s[d]);
 }
 
 void plan_depthwise(const convt3d_shape *s, kernel_plan *k)
@@ -488,8 +586,10 @@ convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, con
                      why[0] ? ": " : "", why);
     }
     if (!done) {
-        /* The phase kernel first, for depthwise problems too: measured 3x
-         * faster than the depthwise kernel on the bench's depthwise shape. */
+        /* The phase kernel first, for depthwise problems too: on the bench's
+         * depthwise shape it measured 5% faster than the depthwise kernel's
+         * 32-bit path in the same H200 run (0.141 vs 0.149 ms, bench/NOTES.md
+         * v2b), 3x faster than its 64-bit path. */
         if (phase_ok && plan_phase(s, lim, -1, tile, &k)) {
         } else if (depthwise_ok) {
             plan_depthwise(s, &k);
@@ -500,6 +600,8 @@ convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, con
         }
     }
     fill_simple(s, k.ocb, &k.simple);
+    if (k.kind == KERNEL_DEPTHWISE)
+        fill_depthwise32(s, &k.simple);
     if (k.blocks < 1)
         return convt3d_fail(CONVT3D_ERR_INTERNAL, "CUDA plan for %s has no blocks", k.name);
     *out = k;
@@ -527,9 +629,10 @@ void plan_describe(const kernel_plan &k, char *buf, size_t size)
     if (k.kind == KERNEL_PHASE) {
         const phase_params &p = k.phase;
         snprintf(buf, size,
-                 "%s: threads toc%d x tx%d x ty%d x tz%d = %d, cic %d (%d chunks), ocb %d x %d, "
-                 "tiles %dx%dx%d, %lld blocks, %zu B shared%s%s",
-                 k.name, p.toc, p.tx, p.ty, p.tz, p.nthreads, p.cic, p.nchunks, p.ocb, p.nocb,
+                 "%s: threads toc%d x tx%d x ty%d x tz%d x ks%d = %d, cic %d (%d chunks), "
+                 "ocb %d x %d, fuse_w %d, tiles %dx%dx%d, %lld blocks, %zu B shared%s%s",
+                 k.name, p.toc, p.tx, p.ty, p.tz, p.ks, p.nthreads, p.cic, p.nchunks, p.ocb, p.nocb,
+                 p.fuse_w,
                  p.ntile[0], p.ntile[1], p.ntile[2], p.nblocks, k.smem_bytes, k.why[0] ? "; " : "",
                  k.why);
     } else {

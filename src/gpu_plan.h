@@ -13,8 +13,8 @@
  *   2. else, C_in/G = C_out/G = 1                -> depthwise kernel
  *   3. else                                      -> generic direct kernel
  * CONVT3D_CUDA_KERNEL=grouped|tiled|depthwise|generic (or a full kernel name)
- * forces a kernel where it applies; CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic forces
- * the phase kernel's tiling (benchmarking only). */
+ * forces a kernel where it applies; CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse]]
+ * forces the phase kernel's tiling (benchmarking only). */
 #ifndef CONVT3D_GPU_PLAN_H
 #define CONVT3D_GPU_PLAN_H
 

@@ -1,6 +1,8 @@
 /* Per-thread bodies of the CUDA backend's simple kernels:
  *   depthwise_thread  C_in/G = C_out/G = 1: memory-bound, 4 outputs a thread
- *                     along the fastest axis, 16-byte stores;
+ *                     along the fastest axis, 16-byte stores (64-bit indices;
+ *                     depthwise32_thread is the same in 32 bits, used when
+ *                     every index fits);
  *   generic_thread    any problem, one output a thread (the fallback);
  *   pack_thread       PyTorch weights -> w[g][ob][ic][tap][oc] (gpu_kernels.h).
  * All three take each dim's stride phase from a device table (any stride),
@@ -125,6 +127,164 @@ CT3D_DEV void depthwise_thread(const simple_params &p, long long t)
         *reinterpret_cast<float4 *>(y0) = v;
     } else {
         const long long step = p.layout_ndhwc ? 1 : p.ys[4];
+        CT3D_UNROLL
+        for (int e = 0; e < 4; e++)
+            if (valid[e])
+                y0[e * step] = acc[e];
+    }
+}
+
+/* n / f.d for n < 2^31 (fdiv in gpu_kernels.h). */
+CT3D_DEV unsigned fdiv_q(const fdiv &f, unsigned n)
+{
+#ifdef CONVT3D_GPU_EMULATE
+    const unsigned hi = (unsigned)(((unsigned long long)n * f.m) >> 32);
+#else
+    const unsigned hi = __umulhi(n, f.m);
+#endif
+    return (hi + n) >> f.s;
+}
+
+/* n / f.d and n mod f.d. */
+CT3D_DEV unsigned fdiv_qr(const fdiv &f, unsigned n, int &rem)
+{
+    const unsigned q = fdiv_q(f, n);
+    rem = (int)(n - q * f.d);
+    return q;
+}
+
+/* phase_at in 32-bit arithmetic from the kernel parameters' own phase table
+ * (the fast32 path: o + p < 2^31, p >= 0, strides <= kMaxPhaseStride). */
+struct phase32 {
+    int q, r, taps, k0, m0;
+};
+
+CT3D_DEV void phase32_load(const simple_params &p, int d, phase32 &ph)
+{
+    ph.taps = p.ptab[d][ph.r][0];
+    ph.k0 = p.ptab[d][ph.r][1];
+    ph.m0 = p.ptab[d][ph.r][2];
+}
+
+CT3D_DEV phase32 phase32_at(const simple_params &p, int d, int o)
+{
+    phase32 ph;
+    ph.q = (int)fdiv_qr(p.dvs[d], (unsigned)(o + (int)p.p[d]), ph.r);
+    phase32_load(p, d, ph);
+    return ph;
+}
+
+/* The next output's phase along a dim: r + 1, wrapping into the next q. */
+CT3D_DEV phase32 phase32_next(const simple_params &p, int d, phase32 ph)
+{
+    if (++ph.r == (int)p.dvs[d].d) {
+        ph.r = 0;
+        ++ph.q;
+    }
+    phase32_load(p, d, ph);
+    return ph;
+}
+
+/* Four outputs of a depthwise problem, every index in 32 bits and each
+ * division a multiply-high (the thread count and every size < 2^31): along
+ * W in NCDHW (the W phases stepped, not divided, from the first), along C in
+ * NDHWC (one phase shared by the four channels).  The W taps (at most MT a
+ * phase) are unrolled and predicated, so each (D tap, H tap) issues all its
+ * 4 x MT input and weight loads at once instead of one dependent load pair
+ * after another: the kernel is bound by load latency otherwise. */
+template <int MT>
+CT3D_DEV void depthwise32_thread(const simple_params &p, unsigned t)
+{
+    const int ndhwc = p.layout_ndhwc;
+    int n, c, od, oh, ow, v;
+    unsigned r = fdiv_qr(p.dv[0], t, v);
+    if (!ndhwc) {
+        r = fdiv_qr(p.dv[1], r, oh);
+        r = fdiv_qr(p.dv[2], r, od);
+        n = (int)fdiv_qr(p.dv[3], r, c);
+        ow = 4 * v;
+    } else {
+        r = fdiv_qr(p.dv[1], r, ow);
+        r = fdiv_qr(p.dv[2], r, oh);
+        n = (int)fdiv_qr(p.dv[3], r, od);
+        c = 4 * v;
+    }
+    const int in0 = (int)p.in[0], in1 = (int)p.in[1], in2 = (int)p.in[2];
+    const int ocb = (int)p.ocb, kvol = (int)p.kvol;
+    const phase32 pd = phase32_at(p, 0, od), ph = phase32_at(p, 1, oh);
+    bool valid[4];
+    float acc[4];
+    /* per output e and W tap j: input offset in the row, weight offset in
+     * the tap row, and whether the tap reaches an input */
+    int xo[4][MT], wo[4][MT];
+    bool ok[4][MT];
+    const int xcs = ndhwc ? (int)p.xs[1] : 0; /* channel step between the four */
+    phase32 pw = phase32_at(p, 2, ow);
+    CT3D_UNROLL
+    for (int e = 0; e < 4; e++) {
+        valid[e] = ndhwc ? c + e < (int)p.cout : ow + e < (int)p.out[2];
+        if (e > 0 && !ndhwc)
+            pw = phase32_next(p, 2, pw);
+        acc[e] = 0.0f;
+        const int wc = ndhwc ? e * kvol * ocb : 0;
+        CT3D_UNROLL
+        for (int j = 0; j < MT; j++) {
+            const int iw = pw.q - pw.m0 - j * (int)p.dm[2];
+            ok[e][j] = valid[e] && j < pw.taps && iw >= 0 && iw < in2;
+            xo[e][j] = iw * (int)p.xs[4] + e * xcs;
+            wo[e][j] = wc + (pw.k0 + j * (int)p.kstep[2]) * ocb;
+        }
+    }
+    const float *xc = p.x + n * p.xs[0] + c * p.xs[1];
+    const float *wc0 = p.w + (long long)c * kvol * ocb;
+    for (int td = 0; td < pd.taps; td++) {
+        const int id = pd.q - pd.m0 - td * (int)p.dm[0];
+        if (id < 0)
+            break; /* later taps read further back */
+        if (id >= in0)
+            continue;
+        const int kd = pd.k0 + td * (int)p.kstep[0];
+        for (int th = 0; th < ph.taps; th++) {
+            const int ih = ph.q - ph.m0 - th * (int)p.dm[1];
+            if (ih < 0)
+                break;
+            if (ih >= in1)
+                continue;
+            const int kh = ph.k0 + th * (int)p.kstep[1];
+            const float *xr = xc + id * p.xs[2] + ih * p.xs[3];
+            const float *wr = wc0 + (kd * (int)p.k[1] + kh) * (int)p.k[2] * ocb;
+            float xv[4][MT], wv[4][MT];
+            CT3D_UNROLL
+            for (int e = 0; e < 4; e++)
+                CT3D_UNROLL
+                for (int j = 0; j < MT; j++) {
+                    xv[e][j] = ok[e][j] ? CT3D_LDG(xr + xo[e][j]) : 0.0f;
+                    wv[e][j] = ok[e][j] ? CT3D_LDG(wr + wo[e][j]) : 0.0f;
+                }
+            CT3D_UNROLL
+            for (int e = 0; e < 4; e++)
+                CT3D_UNROLL
+                for (int j = 0; j < MT; j++)
+                    if (ok[e][j])
+                        acc[e] = fmaf(xv[e][j], wv[e][j], acc[e]);
+        }
+    }
+    if (p.bias) {
+        CT3D_UNROLL
+        for (int e = 0; e < 4; e++)
+            if (valid[e])
+                acc[e] += CT3D_LDG(p.bias + (ndhwc ? c + e : c));
+    }
+    float *y0 = p.y + n * p.ys[0] + c * p.ys[1] + od * p.ys[2] + oh * p.ys[3] + ow * p.ys[4];
+    if (p.vec_store && valid[3]) {
+        float4 o;
+        o.x = acc[0];
+        o.y = acc[1];
+        o.z = acc[2];
+        o.w = acc[3];
+        *reinterpret_cast<float4 *>(y0) = o;
+    } else {
+        const long long step = ndhwc ? p.ys[1] : p.ys[4];
         CT3D_UNROLL
         for (int e = 0; e < 4; e++)
             if (valid[e])

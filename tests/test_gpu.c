@@ -256,13 +256,16 @@ static void test_kernel_names(void)
 }
 
 /* Random problems with each kernel forced and odd tilings: partial chunks,
- * one-thread-wide tiles, channel sub-blocks wider than Cog. */
+ * one-thread-wide tiles, channel sub-blocks wider than Cog, input-channel
+ * slices (ks 2 and 4, more slices than some chunks' channels), the fused W
+ * slot pair off. */
 static void test_random_forced(void)
 {
     if (skip_without_gpu())
         return;
-    static const char *const tiles[] = {NULL, "1,2,2,8,3", "4,2,4,1,2", "2,4,1,4,5",
-                                        "16,2,1,1,7", "3,1,2,16,2"};
+    static const char *const tiles[] = {NULL,          "1,2,2,8,3",     "4,2,4,1,2",
+                                        "2,4,1,4,5",   "16,2,1,1,7",    "3,1,2,16,2",
+                                        "4,2,2,4,8,2", "2,2,2,8,6,4",   "4,2,1,4,8,2,0"};
     const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
     const int per = count_env && *count_env ? (atoi(count_env) + 9) / 10 : 20;
     rng r = rng_make(test_seed() * 31 + 5);
