@@ -55,7 +55,9 @@ typedef struct cpu_row_job {
     const cpu_row_tap *rt;    /* the (kd, kh) pairs reaching this row */
     int64_t nrt;
     int64_t j0, j1;
-    void *scratch;            /* plan->scratch_bytes, 64-byte aligned, per thread */
+    void *scratch;            /* plan->scratch_bytes, 64-byte aligned, per thread;
+                                 zeroed at the start of each execute and kept across
+                                 the thread's rows */
 } cpu_row_job;
 
 typedef void (*cpu_row_fn)(const cpu_plan *plan, const cpu_row_job *job);
@@ -107,7 +109,7 @@ CONVT3D_INTERNAL extern const cpu_isa convt3d_cpu_isa_avx512;
 /* Number of j positions of W phase c: outputs c, c + s, ... below out. */
 static inline int64_t cpu_phase_len(int64_t out, int64_t s, int64_t c)
 {
-    return c < out ? (out - c + s - 1) / s : 0;
+    return c < out ? (out - c - 1) / s + 1 : 0; /* no out + s: s may be near INT64_MAX */
 }
 
 static inline int64_t cpu_min64(int64_t a, int64_t b) { return a < b ? a : b; }

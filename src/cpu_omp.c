@@ -139,7 +139,7 @@ static void tap_delta_range(const cpu_dim_phases *ph, int64_t *lo, int64_t *hi)
  * The zero margins also make every tile load whole.  A slot holds one input
  * row (all channels of a group); enough slots for the rows of consecutive
  * output rows: (most D taps of a phase) x (H tap offsets spanned + 1).
- * CONVT3D_CPU_PACK=0 turns it off (tests reach the in-place path with it). */
+ * CONVT3D_CPU_PACK=0|1 turns it off or on where it fits (for the tests). */
 static void plan_packing(cpu_plan *pl)
 {
     const convt3d_shape *s = &pl->s;
@@ -148,13 +148,26 @@ static void plan_packing(cpu_plan *pl)
     if (s->layout != CONVT3D_LAYOUT_NCDHW || pl->isa == &convt3d_cpu_isa_generic ||
         (force && strcmp(force, "0") == 0))
         return;
-    int64_t wlo, whi, hlo, hhi, nd = 0;
+    int64_t wlo, whi, hlo, hhi, nd = 0, nh = 0;
     tap_delta_range(&pl->ph[2], &wlo, &whi);
     tap_delta_range(&pl->ph[1], &hlo, &hhi);
     for (int64_t c = 0; c < pl->ph[0].nphase; c++)
         nd = cpu_max64(nd, pl->ph[0].start[c + 1] - pl->ph[0].start[c]);
+    for (int64_t c = 0; c < pl->ph[1].nphase; c++)
+        nh = cpu_max64(nh, pl->ph[1].start[c + 1] - pl->ph[1].start[c]);
+    /* Measured: the copy and its bookkeeping pay off only when they are
+     * cheap, one input row per output row (kernel <= stride in D and H), and
+     * the channel sweep is long (unet_up_k2s2: 8%); elsewhere they cost
+     * 2-6%.  CONVT3D_CPU_PACK=1 packs whenever the rows fit the budget. */
+    if (!(force && strcmp(force, "1") == 0) && (nd * nh > 1 || s->cig < 32))
+        return;
     const int64_t jlen = cpu_phase_len(s->out[2], s->s[2], 0);
     const int64_t jlast = (jlen + pl->chunk - 1) / pl->chunk * pl->chunk - 1;
+    /* Margins as wide as the taps reach past the row; huge ones (huge
+     * dilations) would not fit the budget anyway, and must not overflow. */
+    const int64_t big = (int64_t)1 << 40;
+    if (-wlo > big || whi > big || jlast > big || s->in[2] > big)
+        return;
     const int64_t left = cpu_max64(0, -wlo);
     const int64_t right = cpu_max64(0, jlast + whi - (s->in[2] - 1));
     const int64_t row = (left + s->in[2] + right + 15) / 16 * 16;
@@ -371,22 +384,35 @@ static cpu_thread_scratch thread_scratch(const cpu_plan *pl, const cpu_scratch_l
     for (int i = 0; i < pl->pack_slots; i++)
         t.pack.tag[i] = (cpu_pack_tag){-1, -1, -1, -1};
     memset(t.pack.rows, 0, l->rows); /* the margins stay zero from here on */
+    memset(t.kernel, 0, l->kernel);   /* row kernels may keep state across rows */
     return t;
 }
 
-/* Prefetches the input rows output row (od, oh) will pack and does not have
- * yet: copying them in is otherwise a chain of cache misses in the middle of
- * the computation. */
+/* Prefetches the input rows output row (od, oh) reads that the current row
+ * (its nrt rows in ts->src) does not: without this, the first touch of each
+ * new row is a chain of cache misses in the middle of the tiles (the rows of
+ * all input channels are too many streams for the hardware prefetcher). */
 static void prefetch_row_inputs(const cpu_plan *pl, cpu_thread_scratch *ts, const float *xg,
-                                int64_t ng, int64_t od, int64_t oh)
+                                int64_t ng, int64_t od, int64_t oh, int64_t nrt)
 {
     const convt3d_shape *s = &pl->s;
     const int64_t n = row_taps(pl, od, oh, ts->next_rt, ts->next_src);
     for (int64_t r = 0; r < n; r++) {
-        if (pack_find(pl, &ts->pack, ng, ts->next_src[r][0], ts->next_src[r][1]) >= 0)
+        const int64_t id = ts->next_src[r][0], ih = ts->next_src[r][1];
+        int known = pl->pack_slots && pack_find(pl, &ts->pack, ng, id, ih) >= 0;
+        for (int64_t q = 0; q < nrt && !known; q++)
+            known = ts->src[q][0] == id && ts->src[q][1] == ih;
+        if (known)
             continue;
-        const float *from = xg + ts->next_src[r][0] * s->x_stride[2] +
-                            ts->next_src[r][1] * s->x_stride[3];
+        const float *from = xg + id * s->x_stride[2] + ih * s->x_stride[3];
+        if (s->layout == CONVT3D_LAYOUT_NDHWC) {
+            /* one span: every position's channels of the group */
+            const int64_t span = (s->in[2] - 1) * s->x_stride[4] + s->cig;
+            for (int64_t e = 0; e < span; e += 16)
+                __builtin_prefetch(from + e);
+            __builtin_prefetch(from + span - 1);
+            continue;
+        }
         for (int64_t ic = 0; ic < s->cig; ic++) {
             const float *row = from + ic * s->x_stride[1];
             for (int64_t w = 0; w < s->in[2]; w += 16)
@@ -434,8 +460,8 @@ static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, cons
                     ? pack_slot(pl, &ts->pack, xg, ng, ts->src[r][0], ts->src[r][1]) * s->cig *
                               pl->pack_row
                     : ts->src[r][0] * s->x_stride[2] + ts->src[r][1] * s->x_stride[3];
-        if (pl->pack_slots && oh + 1 < oh_end)
-            prefetch_row_inputs(pl, ts, xg, ng, od, oh + 1);
+        if (oh + 1 < oh_end)
+            prefetch_row_inputs(pl, ts, xg, ng, od, oh + 1, job.nrt);
         job.y = yp + oh * s->y_stride[3];
         pl->row(pl, &job);
     }

@@ -39,6 +39,12 @@ static inline void v_interleave2(vf a, vf b, float *p)
     _mm256_storeu_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
     _mm256_storeu_ps(p + VL, _mm256_permute2f128_ps(lo, hi, 0x31));
 }
+static inline void v_interleave2_stream(vf a, vf b, float *p)
+{
+    const vf lo = _mm256_unpacklo_ps(a, b), hi = _mm256_unpackhi_ps(a, b);
+    _mm256_stream_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_stream_ps(p + VL, _mm256_permute2f128_ps(lo, hi, 0x31));
+}
 
 /* At most 12 accumulators of the 16 registers. */
 #define NCDHW_MAXV 3

@@ -32,17 +32,17 @@ static void ncdhw_phase_chunk(const cpu_plan *pl, const cpu_row_job *job, int64_
             const int64_t lo = cpu_max64(j0, w_lo - delta), hi = cpu_min64(jend, w_hi - delta);
             if (lo >= hi)
                 continue;
-            const float *xr = job->x + job->rt[r].x_off + delta;
             const float *wr = job->w + (job->rt[r].w_tap + pw->taps[t].k) * tap_stride + oc0;
             for (int64_t ic = 0; ic < s->cig; ic++) {
-                const float *xi = xr + ic * plane;
+                /* x index j + delta is in [w_lo, w_hi) for j in [lo, hi) */
+                const float *xi = job->x + job->rt[r].x_off + ic * plane + (lo + delta);
                 for (int o = 0; o < nb; o++) {
                     const float wv = wr[ic * cogp + o];
-                    float *ao = acc + o * GEN_CHUNK - j0;
+                    float *ao = acc + o * GEN_CHUNK + (lo - j0);
 #if defined(_OPENMP)
 #pragma omp simd
 #endif
-                    for (int64_t j = lo; j < hi; j++)
+                    for (int64_t j = 0; j < hi - lo; j++)
                         ao[j] += wv * xi[j];
                 }
             }

@@ -6,8 +6,9 @@
  *   v_zero, v_set1, v_loadu, v_loadu_mask (masked lanes read as 0 and are
  *   never touched), v_storeu_mask, v_fma(a, b, c) = a*b + c, v_bcast(p),
  *   v_mask_range(lo, hi) (lanes lo <= i < hi), v_interleave2(a, b, p)
- *   (stores a0 b0 a1 b1 ... to p[0 .. 2*VL)), v_stream(p, v) (non-temporal
- *   store to a VL-aligned p), v_fence() (orders those stores)
+ *   (stores a0 b0 a1 b1 ... to p[0 .. 2*VL)) and v_interleave2_stream (the
+ *   same with non-temporal stores, p VL-aligned), v_stream(p, v)
+ *   (non-temporal store to a VL-aligned p), v_fence() (orders those stores)
  *   NCDHW_MAXV, NCDHW_MAXO, NCDHW_OCB_MAX, NCDHW_TILES(X)   tile shapes
  *   NCDHW_SPLIT_FULL  1 where masked loads cost registers or time (AVX2):
  *                     taps whose lanes are all inside the row load unmasked
@@ -45,18 +46,22 @@
 
 /* ---- NCDHW: O channels x V vectors along j ------------------------------ */
 
+/* One (input row, W tap) pair of a tile: where its x vectors start (input
+ * channel 0, first lane), where its weights start, and its lane masks. */
+typedef struct ncdhw_pair {
+    const float *x;
+    int64_t w_off;           /* from the group's packed weights, before oc0 */
+    const vmask *mask;       /* [NCDHW_MAXV] lanes whose input is in the row */
+    int64_t full;            /* 1 when every lane is (loads need no mask) */
+} ncdhw_pair;
+
 typedef struct ncdhw_tile_args {
-    const float *x;          /* x at (n, group's first channel) + j0 */
+    const ncdhw_pair *pairs; /* every (input row, W tap) reaching the tile */
+    int64_t npairs;
     const float *w;          /* packed weights of the group + oc0 */
     const float *bias;       /* bias of the group + oc0, or NULL */
-    const cpu_row_tap *rt;   /* input rows reaching the output row */
-    int64_t nrt;
-    const cpu_tap *kw;       /* W taps of this phase */
-    int64_t nkw;
-    const vmask *mask;       /* [nkw][NCDHW_MAXV]: lanes whose input is in the row */
-    const unsigned char *full; /* [nkw]: 1 when every lane of the tap is in the row */
     const vmask *store;      /* [NCDHW_MAXV]: lanes to write */
-    int64_t cig, plane, tap_stride, cogp; /* plane: x channel stride */
+    int64_t cig, plane, cogp; /* plane: x channel stride */
     float *out;
     int64_t out_stride;      /* between output channels */
 } ncdhw_tile_args;
@@ -85,33 +90,30 @@ CPU_INLINE void ncdhw_tile_body(const ncdhw_tile_args *a, const int O, const int
         CPU_UNROLL for (int v = 0; v < V; v++)
             acc[o][v] = b;
     }
-    const int64_t cig = a->cig, plane = a->plane, cogp = a->cogp, tap_stride = a->tap_stride;
-    for (int64_t r = 0; r < a->nrt; r++) {
-        const float *xr = a->x + a->rt[r].x_off;
-        const float *wr = a->w + a->rt[r].w_tap * tap_stride;
-        for (int64_t t = 0; t < a->nkw; t++) {
-            vmask m[NCDHW_MAXV];
-            CPU_UNROLL for (int v = 0; v < V; v++)
-                m[v] = a->mask[t * NCDHW_MAXV + v];
-            /* Loop-invariant: the compiler unswitches the ic loop on it. */
-            const int full = NCDHW_SPLIT_FULL && a->full[t];
-            const float *xp = xr + a->kw[t].delta;
-            const float *wp = wr + a->kw[t].k * tap_stride;
-            /* Unrolled by 4 so that short channel loops (cig = 4, 8) run a
-             * fixed trip count the branch predictor gets right; the order of
-             * the sum over ic is unchanged. */
-            int64_t ic = 0;
-            for (; ic + 4 <= cig; ic += 4)
-                for (int u = 0; u < 4; u++) {
-                    NCDHW_STEP(xp, wp);
-                    xp += plane;
-                    wp += cogp;
-                }
-            for (; ic < cig; ic++) {
+    const int64_t cig = a->cig, plane = a->plane, cogp = a->cogp;
+    const ncdhw_pair *pr = a->pairs, *pend = a->pairs + a->npairs;
+    for (; pr < pend; pr++) {
+        vmask m[NCDHW_MAXV];
+        CPU_UNROLL for (int v = 0; v < V; v++)
+            m[v] = pr->mask[v];
+        /* Loop-invariant: the compiler unswitches the ic loop on it. */
+        const int full = NCDHW_SPLIT_FULL && pr->full;
+        const float *xp = pr->x;
+        const float *wp = a->w + pr->w_off;
+        /* Unrolled by 8 so that short channel loops (cig = 4, 8) run
+         * straight-line code and longer ones a short fixed trip count the
+         * branch predictor gets right; the order of the sum is unchanged. */
+        int64_t ic = 0;
+        for (; ic + 8 <= cig; ic += 8)
+            CPU_UNROLL for (int u = 0; u < 8; u++) {
                 NCDHW_STEP(xp, wp);
                 xp += plane;
                 wp += cogp;
             }
+        for (; ic < cig; ic++) {
+            NCDHW_STEP(xp, wp);
+            xp += plane;
+            wp += cogp;
         }
     }
     CPU_UNROLL for (int o = 0; o < O; o++)
@@ -126,12 +128,26 @@ NCDHW_TILES(DEF_NCDHW_TILE)
 static const ncdhw_tile_fn ncdhw_tiles[NCDHW_MAXV][NCDHW_MAXO] = {NCDHW_TILES(REF_NCDHW_TILE)};
 static const int ncdhw_ocb_max[NCDHW_MAXV] = NCDHW_OCB_MAX;
 
-/* Scratch layout of the NCDHW row kernel: lane masks [kW][NCDHW_MAXV], their
- * all-lanes flags [kW], then the tile buffer [phase < 2][channel][L] and one
- * interleaved row piece [2L]. */
-static size_t ncdhw_mask_bytes(const cpu_plan *pl)
+/* Scratch layout of the NCDHW row kernel: a few prepared-chunk slots (see
+ * ncdhw_prep_slot), the pair lists of one row, then the tile buffer
+ * [2][channel][L]. */
+#define NCDHW_PREP_SLOTS_MAX 8
+#define NCDHW_PREP_BUDGET ((size_t)256 << 10)
+
+static size_t ncdhw_slot_bytes(const cpu_plan *pl);
+static int ncdhw_prep_slots(const cpu_plan *pl)
 {
-    const size_t n = (size_t)pl->s.k[2] * (NCDHW_MAXV * sizeof(vmask) + 1);
+    const size_t n = NCDHW_PREP_BUDGET / ncdhw_slot_bytes(pl);
+    return n < 1 ? 1 : n > NCDHW_PREP_SLOTS_MAX ? NCDHW_PREP_SLOTS_MAX : (int)n;
+}
+/* Pair lists of the two phases of a group: [2][kD*kH*kW]. */
+static size_t ncdhw_pairs_bytes(const cpu_plan *pl)
+{
+    return (size_t)(2 * pl->s.k_volume) * sizeof(ncdhw_pair);
+}
+static size_t ncdhw_prep_bytes(const cpu_plan *pl)
+{
+    const size_t n = (size_t)ncdhw_prep_slots(pl) * ncdhw_slot_bytes(pl) + ncdhw_pairs_bytes(pl);
     return (n + 63) / 64 * 64;
 }
 
@@ -141,25 +157,36 @@ static size_t ncdhw_mask_bytes(const cpu_plan *pl)
  * buffer one phase at a time and store it strided. */
 enum ncdhw_out_mode { NCDHW_DIRECT, NCDHW_BUFFERED, NCDHW_PAIR, NCDHW_STRIDED };
 
-/* dst[0 .. n) = src[0 .. n), whole aligned vectors with non-temporal stores:
- * rows of an output much larger than the caches are not read again soon, and
- * streaming spares the read-for-ownership of every line they fill. */
+/* Streaming (non-temporal) stores, for outputs far larger than the caches:
+ * their lines are not read again soon, and streaming spares the
+ * read-for-ownership of each.  Only where every channel row of the block
+ * starts VL-aligned: partial lines written with plain stores next to
+ * streamed ones cost more than streaming saves (measured: kernelbench with a
+ * 16-byte-aligned y, 20% slower than without streaming). */
+static int ncdhw_can_stream(const cpu_plan *pl, const float *y0)
+{
+    return pl->stream && (uintptr_t)y0 % (VL * sizeof(float)) == 0 &&
+           pl->s.y_stride[1] % VL == 0;
+}
+
+/* dst[0 .. n) = src[0 .. n); dst VL-aligned, whole vectors streamed. */
 static void stream_copy(float *dst, const float *src, int64_t n)
 {
-    const uintptr_t misalign = ((uintptr_t)dst / sizeof(float)) % VL;
-    int64_t head = (uintptr_t)dst % sizeof(float) ? n : misalign ? VL - (int64_t)misalign : 0;
-    head = cpu_min64(head, n);
-    memcpy(dst, src, (size_t)head * sizeof(float));
-    int64_t i = head;
+    int64_t i = 0;
     for (; i + VL <= n; i += VL)
         v_stream(dst + i, v_loadu(src + i));
     memcpy(dst + i, src + i, (size_t)(n - i) * sizeof(float));
 }
 
-/* y[2j] = b0[j], y[2j+1] = b1[j] for j < n1, then y[2 n1] = b0[n1] if n0 > n1. */
-static void ncdhw_interleave2(float *y, const float *b0, const float *b1, int64_t n0, int64_t n1)
+/* y[2j] = b0[j], y[2j+1] = b1[j] for j < n1, then y[2 n1] = b0[n1] if n0 > n1;
+ * with stream (y then VL-aligned) the whole vectors go out non-temporal. */
+static void ncdhw_interleave2(float *y, const float *b0, const float *b1, int64_t n0, int64_t n1,
+                              int stream)
 {
     int64_t j = 0;
+    if (stream)
+        for (; j + VL <= n1; j += VL)
+            v_interleave2_stream(v_loadu(b0 + j), v_loadu(b1 + j), y + 2 * j);
     for (; j + VL <= n1; j += VL)
         v_interleave2(v_loadu(b0 + j), v_loadu(b1 + j), y + 2 * j);
     for (; j < n1; j++) {
@@ -170,87 +197,173 @@ static void ncdhw_interleave2(float *y, const float *b0, const float *b1, int64_
         y[2 * n1] = b0[n1];
 }
 
+/* One phase of one chunk, ready for its tiles: the W taps that read inside
+ * the row for some lane (the others are dropped, so border tiles do less
+ * work), their lane masks, and the lanes to store. */
+typedef struct ncdhw_prep {
+    cpu_tap *kw;
+    vmask *mask;
+    unsigned char *full;
+    int64_t nkw;
+    int64_t len; /* j positions of the phase in the chunk; 0: none */
+    vmask store[NCDHW_MAXV];
+} ncdhw_prep;
+
+/* The preparation of (at most) two phases c0, c0 + 1 for the chunk at j0 of
+ * a segment ending at j1.  It depends on nothing else, and a thread's rows
+ * mostly repeat the same few chunks, so a few slots (direct-mapped on the
+ * chunk index) keep it; the driver zeroes the scratch, so a slot starts
+ * invalid.  The slot's arrays follow the header: taps [2][kW], masks
+ * [2][kW][NCDHW_MAXV], all-lanes flags [2][kW]. */
+typedef struct ncdhw_prep_slot {
+    int64_t valid, c0, j0, j1;
+    ncdhw_prep p[2];
+} ncdhw_prep_slot;
+
+static size_t ncdhw_slot_bytes(const cpu_plan *pl)
+{
+    const size_t kW = (size_t)pl->s.k[2];
+    const size_t n = (sizeof(ncdhw_prep_slot) + 63) / 64 * 64 +
+                     2 * kW * (sizeof(cpu_tap) + NCDHW_MAXV * sizeof(vmask) + 1);
+    return (n + 63) / 64 * 64;
+}
+
+static void ncdhw_prep_phase(const cpu_plan *pl, const cpu_row_job *job, int64_t c, int64_t j0,
+                             int V, ncdhw_prep *pp)
+{
+    const convt3d_shape *s = &pl->s;
+    const cpu_dim_phases *pw = &pl->ph[2];
+    const int64_t L = (int64_t)V * VL;
+    const int64_t jend = cpu_min64(cpu_min64(j0 + L, cpu_phase_len(s->out[2], s->s[2], c)), job->j1);
+    pp->len = cpu_max64(jend - j0, 0);
+    pp->nkw = 0;
+    if (!pp->len)
+        return;
+    for (int64_t t = pw->start[c]; t < pw->start[c + 1]; t++) {
+        const int64_t delta = pw->taps[t].delta;
+        /* lanes whose input index j + delta lies in [w_lo, w_hi) */
+        const int64_t first = cpu_max64(job->w_lo - delta - j0, 0);
+        const int64_t last = cpu_min64(job->w_hi - delta - j0, L); /* exclusive */
+        if (first >= last)
+            continue;
+        const int64_t n = pp->nkw++;
+        pp->kw[n] = pw->taps[t];
+        pp->full[n] = first == 0 && last == L;
+        for (int v = 0; v < V; v++)
+            pp->mask[n * NCDHW_MAXV + v] =
+                v_mask_range((int)cpu_min64(cpu_max64(first - v * VL, 0), VL),
+                             (int)cpu_min64(cpu_max64(last - v * VL, 0), VL));
+    }
+    for (int v = 0; v < V; v++)
+        pp->store[v] = v_mask_range(0, (int)cpu_min64(cpu_max64(pp->len - v * VL, 0), VL));
+}
+
+/* The prepared phases c0 .. c0 + group - 1 of the chunk at j0. */
+static const ncdhw_prep_slot *ncdhw_prepared(const cpu_plan *pl, const cpu_row_job *job,
+                                             int64_t c0, int64_t group, int64_t j0, int V)
+{
+    const int64_t L = (int64_t)V * VL, kW = pl->s.k[2];
+    const size_t bytes = ncdhw_slot_bytes(pl);
+    char *base = (char *)job->scratch + (size_t)((j0 / L) % ncdhw_prep_slots(pl)) * bytes;
+    ncdhw_prep_slot *slot = (ncdhw_prep_slot *)base;
+    if (slot->valid && slot->c0 == c0 && slot->j0 == j0 && slot->j1 == job->j1)
+        return slot;
+    char *arrays = base + (sizeof(ncdhw_prep_slot) + 63) / 64 * 64;
+    for (int64_t i = 0; i < 2; i++) {
+        ncdhw_prep *pp = &slot->p[i];
+        pp->kw = (cpu_tap *)arrays + i * kW;
+        pp->mask = (vmask *)(arrays + 2 * kW * sizeof(cpu_tap)) + i * kW * NCDHW_MAXV;
+        pp->full =
+            (unsigned char *)(arrays + 2 * kW * (sizeof(cpu_tap) + NCDHW_MAXV * sizeof(vmask))) +
+            i * kW;
+        if (i < group)
+            ncdhw_prep_phase(pl, job, c0 + i, j0, V, pp);
+        else
+            pp->len = pp->nkw = 0;
+    }
+    slot->valid = 1;
+    slot->c0 = c0;
+    slot->j0 = j0;
+    slot->j1 = job->j1;
+    return slot;
+}
+
 static void row_ncdhw(const cpu_plan *pl, const cpu_row_job *job)
 {
     const convt3d_shape *s = &pl->s;
     const int V = pl->tile_a, OB = pl->tile_b;
     const int64_t L = (int64_t)V * VL;
-    const int64_t sw = s->s[2], outw = s->out[2], ys1 = s->y_stride[1];
-    const int64_t w_lo = job->w_lo, w_hi = job->w_hi;
+    const int64_t sw = s->s[2], ys1 = s->y_stride[1];
     const cpu_dim_phases *pw = &pl->ph[2];
     const enum ncdhw_out_mode mode = sw == 1 ? (pl->stream ? NCDHW_BUFFERED : NCDHW_DIRECT)
                                      : sw == 2 && pw->nphase == 2 ? NCDHW_PAIR
                                                                   : NCDHW_STRIDED;
-    vmask *mask = (vmask *)job->scratch;
-    unsigned char *full = (unsigned char *)(mask + s->k[2] * NCDHW_MAXV);
-    float *buf = (float *)((char *)job->scratch + ncdhw_mask_bytes(pl));
-    float *zrow = buf + 2 * OB * L;
-    vmask store[NCDHW_MAXV];
-    int64_t len[2] = {0, 0};
+    const int64_t group = mode == NCDHW_PAIR ? 2 : 1; /* phases prepared together */
+    float *buf = (float *)((char *)job->scratch + ncdhw_prep_bytes(pl));
+    ncdhw_pair *pairs = (ncdhw_pair *)((char *)job->scratch + ncdhw_prep_bytes(pl) -
+                                       ncdhw_pairs_bytes(pl));
+    const int64_t tap_stride = s->cig * pl->cogp;
+    int64_t npairs[2];
     ncdhw_tile_args a;
-    a.rt = job->rt;
-    a.nrt = job->nrt;
-    a.mask = mask;
-    a.full = full;
-    a.store = store;
     a.cig = s->cig;
     a.plane = job->x_plane;
     a.cogp = pl->cogp;
-    a.tap_stride = s->cig * pl->cogp;
-    a.out_stride = mode == NCDHW_DIRECT ? ys1 : L;
 
-    for (int64_t oc0 = 0; oc0 < s->cog; oc0 += OB) {
-        const int nb = (int)cpu_min64(OB, s->cog - oc0);
-        const ncdhw_tile_fn tile = ncdhw_tiles[V - 1][nb - 1];
-        float *yb = job->y + oc0 * ys1;
-        a.w = job->w + oc0;
-        a.bias = job->bias ? job->bias + oc0 : NULL;
-        for (int64_t j0 = job->j0; j0 < job->j1; j0 += L) {
-            a.x = job->x + j0;
-            for (int64_t c = 0; c < pw->nphase; c++) {
-                const int64_t jend =
-                    cpu_min64(cpu_min64(j0 + L, cpu_phase_len(outw, sw, c)), job->j1);
-                if (c < 2)
-                    len[c] = cpu_max64(jend - j0, 0);
-                if (jend <= j0)
-                    continue;
-                a.kw = pw->taps + pw->start[c];
-                a.nkw = pw->start[c + 1] - pw->start[c];
-                for (int64_t t = 0; t < a.nkw; t++) {
-                    full[t] = 1;
-                    for (int v = 0; v < V; v++) {
-                        const int64_t base = j0 + v * VL + a.kw[t].delta;
-                        const int lo = (int)cpu_min64(cpu_max64(w_lo - base, 0), VL);
-                        const int hi = (int)cpu_min64(cpu_max64(w_hi - base, 0), VL);
-                        mask[t * NCDHW_MAXV + v] = v_mask_range(lo, hi);
-                        full[t] &= lo == 0 && hi == VL;
-                    }
-                }
-                for (int v = 0; v < V; v++)
-                    store[v] = v_mask_range(
-                        0, (int)cpu_min64(cpu_max64(jend - j0 - v * VL, 0), VL));
-                a.out = mode == NCDHW_DIRECT ? yb + j0 : buf + (mode == NCDHW_PAIR) * c * OB * L;
-                tile(&a);
-                if (mode == NCDHW_BUFFERED)
-                    for (int o = 0; o < nb; o++)
-                        stream_copy(yb + o * ys1 + j0, buf + o * L, jend - j0);
-                if (mode == NCDHW_STRIDED)
-                    for (int o = 0; o < nb; o++) {
-                        float *yc = yb + o * ys1 + j0 * sw + c;
-                        for (int64_t j = 0; j < jend - j0; j++)
-                            yc[j * sw] = buf[o * L + j];
+    for (int64_t j0 = job->j0; j0 < job->j1; j0 += L) {
+        for (int64_t c0 = 0; c0 < pw->nphase; c0 += group) {
+            const ncdhw_prep *prep = ncdhw_prepared(pl, job, c0, group, j0, V)->p;
+            if (!prep[0].len)
+                continue; /* with a pair, phase 1 is never longer than phase 0 */
+            /* The (input row, W tap) pairs of each phase, shared by all
+             * channel blocks. */
+            for (int64_t i = 0; i < group; i++) {
+                ncdhw_pair *list = pairs + i * s->k_volume;
+                npairs[i] = 0;
+                for (int64_t r = 0; r < job->nrt; r++)
+                    for (int64_t t = 0; t < prep[i].nkw; t++, npairs[i]++) {
+                        ncdhw_pair *q = &list[npairs[i]];
+                        q->x = job->x + job->rt[r].x_off + j0 + prep[i].kw[t].delta;
+                        q->w_off = (job->rt[r].w_tap + prep[i].kw[t].k) * tap_stride;
+                        q->mask = prep[i].mask + t * NCDHW_MAXV;
+                        q->full = prep[i].full[t];
                     }
             }
-            if (mode == NCDHW_PAIR)
-                for (int o = 0; o < nb; o++) {
-                    float *y2 = yb + o * ys1 + j0 * 2;
-                    if (!pl->stream) {
-                        ncdhw_interleave2(y2, buf + o * L, buf + (OB + o) * L, len[0], len[1]);
-                    } else {
-                        ncdhw_interleave2(zrow, buf + o * L, buf + (OB + o) * L, len[0], len[1]);
-                        stream_copy(y2, zrow, len[0] + len[1]);
-                    }
+            for (int64_t oc0 = 0; oc0 < s->cog; oc0 += OB) {
+                const int nb = (int)cpu_min64(OB, s->cog - oc0);
+                float *yb = job->y + oc0 * ys1;
+                const int nt = ncdhw_can_stream(pl, yb + j0 * (mode == NCDHW_PAIR ? 2 : 1));
+                /* without streaming, stride-1 tiles store straight into y */
+                const int direct = mode == NCDHW_DIRECT || (mode == NCDHW_BUFFERED && !nt);
+                a.out_stride = direct ? ys1 : L;
+                a.w = job->w + oc0;
+                a.bias = job->bias ? job->bias + oc0 : NULL;
+                for (int64_t i = 0; i < group; i++) {
+                    const ncdhw_prep *pp = &prep[i];
+                    if (!pp->len)
+                        continue;
+                    a.pairs = pairs + i * s->k_volume;
+                    a.npairs = npairs[i];
+                    a.store = pp->store;
+                    a.out = direct ? yb + j0 : buf + i * OB * L;
+                    ncdhw_tiles[V - 1][nb - 1](&a);
+                    if (mode == NCDHW_BUFFERED && !direct)
+                        for (int o = 0; o < nb; o++)
+                            stream_copy(yb + o * ys1 + j0, buf + o * L, pp->len);
+                    if (mode == NCDHW_STRIDED)
+                        for (int o = 0; o < nb; o++) {
+                            /* j0 > 0 only when the phase has several outputs: no overflow */
+                            float *yc = yb + o * ys1 + j0 * sw + c0;
+                            for (int64_t j = 0; j < pp->len; j++)
+                                yc[j * sw] = buf[o * L + j];
+                        }
                 }
+                if (mode == NCDHW_PAIR)
+                    for (int o = 0; o < nb; o++) {
+                        float *y2 = yb + o * ys1 + j0 * 2;
+                        const float *b0 = buf + o * L, *b1 = buf + (OB + o) * L;
+                        ncdhw_interleave2(y2, b0, b1, prep[0].len, prep[1].len, nt);
+                    }
+            }
         }
     }
 }
@@ -341,7 +454,9 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
     a.cig = s->cig;
     a.cogp = pl->cogp;
     a.tap_stride = s->cig * pl->cogp;
-    a.out_stride = sw * ys4;
+    /* With sw >= out_w each phase has one output: no stride (and no overflow). */
+    a.out_stride = sw < outw ? sw * ys4 : 0;
+    cpu_tap *kw = job->scratch;
 
     for (int64_t oc0 = 0; oc0 < s->cog; oc0 += (int64_t)VB * VL) {
         const int64_t left = s->cog - oc0;
@@ -356,8 +471,13 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
                     cpu_min64(cpu_min64(j0 + P, cpu_phase_len(outw, sw, c)), job->j1);
                 if (jend <= j0)
                     continue;
-                a.kw = pw->taps + pw->start[c];
-                a.nkw = pw->start[c + 1] - pw->start[c];
+                /* Only the taps that read inside the row at some position of
+                 * the tile: border tiles skip the others entirely. */
+                a.nkw = 0;
+                for (int64_t t = pw->start[c]; t < pw->start[c + 1]; t++)
+                    if (j0 + P + pw->taps[t].delta > 0 && j0 + pw->taps[t].delta < a.in_w)
+                        kw[a.nkw++] = pw->taps[t];
+                a.kw = kw;
                 a.j0 = j0;
                 a.out = job->y + (j0 * sw + c) * ys4 + oc0;
                 a.npos = jend - j0;
@@ -387,15 +507,15 @@ static void plan_tiles(cpu_plan *pl)
         pl->tile_a = (int)v;
         pl->tile_b = (int)even_block(s->cog, ncdhw_ocb_max[v - 1]);
         pl->chunk = v * VL;
-        pl->scratch_bytes = ncdhw_mask_bytes(pl) +
-                            (size_t)((2 * pl->tile_b + 2) * pl->chunk) * sizeof(float);
+        pl->scratch_bytes =
+            ncdhw_prep_bytes(pl) + (size_t)(2 * pl->tile_b * pl->chunk) * sizeof(float);
     } else {
         const int64_t nvec = (s->cog + VL - 1) / VL;
         const int64_t v = even_block(nvec, NDHWC_MAXV);
         pl->tile_b = (int)v;
         pl->tile_a = (int)cpu_min64(ndhwc_pos_max[v - 1], jmax);
         pl->chunk = pl->tile_a;
-        pl->scratch_bytes = 64;
+        pl->scratch_bytes = (size_t)s->k[2] * sizeof(cpu_tap);
     }
 }
 

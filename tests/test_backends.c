@@ -8,8 +8,8 @@
  *    each in both layouts with and without bias.
  * Targets: the CPU with its default kernel, each other CPU kernel variant the
  * machine supports (forced through CONVT3D_CPU_ISA), the CPU with streaming
- * stores forced on (CONVT3D_CPU_STREAM=1) and with input-row packing off
- * (CONVT3D_CPU_PACK=0), and CUDA with device pointers and with host pointers.  A target that is not available here prints why and
+ * stores forced on (CONVT3D_CPU_STREAM=1) and with input-row packing forced on
+ * (CONVT3D_CPU_PACK=1), and CUDA with device pointers and with host pointers.  A target that is not available here prints why and
  * skips.  Then the full kernelbench shape once per device, and the CPU
  * output's independence of the thread count. */
 #include <stdio.h>
@@ -96,6 +96,8 @@ static const named_problem edge_cases[] = {
     {"W stride 3", "mb2 ic4 oc6 g1 in3x4x21 k5x4x7 s3x3x3 p2x1x3 op2x1x0"},
     {"W stride 4, kernel 9", "mb1 ic3 oc4 g1 in3x3x13 k2x2x9 s2x2x4 p0x0x4 op1x0x3"},
     {"stride far above kernel and output", "mb1 ic2 oc2 g1 in2x3x3 k2x2x2 s70x5x66 p0x0x0 op1x2x3"},
+    {"W stride near 2^62 (a fuzz finding)",
+     "mb1 ic4 oc36 g2 in2x3x1 k1x1x3 s2x2x4611686018427387904 p1x1x1 op1x1x1 l1x1x2"},
     {"wide kernel with dilation", "mb1 ic3 oc3 g1 in3x4x20 k2x3x9 s1x2x2 p1x2x9 op0x1x1 l1x1x3"},
     {"groups 3, uneven everything", "mb3 ic9 oc15 g3 in5x3x11 k4x2x5 s3x2x2 p2x1x3 op1x1x1 l1x2x1"},
 };
@@ -129,7 +131,7 @@ enum {
     T_CPU_AVX2,
     T_CPU_GENERIC,
     T_CPU_STREAM,
-    T_CPU_INPLACE,
+    T_CPU_PACK,
     T_CUDA_DEVICE,
     T_CUDA_HOST,
     T_COUNT
@@ -140,7 +142,7 @@ static const target targets[T_COUNT] = {
     {"cpu avx2", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, "avx2", NULL, NULL},
     {"cpu generic", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, "generic", NULL, NULL},
     {"cpu streaming stores", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, NULL, "1", NULL},
-    {"cpu x read in place", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, NULL, NULL, "0"},
+    {"cpu input-row packing", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, NULL, NULL, "1"},
     {"cuda, device pointers", {CONVT3D_DEVICE_CUDA, 0}, DEVICE_POINTERS, NULL, NULL, NULL},
     {"cuda, host pointers", {CONVT3D_DEVICE_CUDA, 0}, HOST_POINTERS, NULL, NULL, NULL},
 };
@@ -262,9 +264,81 @@ TARGET_TESTS(T_CPU)
 TARGET_TESTS(T_CPU_AVX2)
 TARGET_TESTS(T_CPU_GENERIC)
 TARGET_TESTS(T_CPU_STREAM)
-TARGET_TESTS(T_CPU_INPLACE)
+TARGET_TESTS(T_CPU_PACK)
 TARGET_TESTS(T_CUDA_DEVICE)
 TARGET_TESTS(T_CUDA_HOST)
+
+/* ---- streaming stores on aligned and misaligned outputs ---------------- */
+
+/* check_backend()'s two passes with tensors from aligned_alloc(64) and y
+ * starting y_offset floats in: the CPU kernel streams only into 64-byte
+ * aligned rows and must give the same result either way. */
+static check_result check_cpu_placed(const convt3d_problem *p, uint64_t seed, int64_t y_offset)
+{
+    check_result res = {0};
+    int64_t nx, nw, ny;
+    CU_ASSERT_EQUAL_FATAL(convt3d_tensor_elems(p, &nx, &nw, &ny), CONVT3D_SUCCESS);
+    const size_t pad = 64;
+    float *x = aligned_alloc(64, ((size_t)nx * 4 + pad) / pad * pad);
+    float *w = aligned_alloc(64, ((size_t)nw * 4 + pad) / pad * pad);
+    float *b = aligned_alloc(64, ((size_t)p->out_channels * 4 + pad) / pad * pad);
+    float *ybase = aligned_alloc(64, ((size_t)(ny + y_offset) * 4 + pad) / pad * pad);
+    float *ref = malloc((size_t)ny * sizeof *ref);
+    CU_ASSERT_FATAL(x && w && b && ybase && ref);
+    float *y = ybase + y_offset;
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    rng r = rng_make(seed);
+    res.ok = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        void (*fill)(rng *, float *, int64_t) = pass == 0 ? fill_small_ints : fill_uniform;
+        fill(&r, x, nx);
+        fill(&r, w, nw);
+        fill(&r, b, p->out_channels);
+        CU_ASSERT_EQUAL_FATAL(convt3d_reference(p, x, w, b, ref), CONVT3D_SUCCESS);
+        poison(y, ny);
+        if (convt3d_forward(p, cpu, x, w, b, y) != CONVT3D_SUCCESS) {
+            snprintf(res.message, sizeof res.message, "forward failed: %s", convt3d_last_error());
+            res.ok = 0;
+            break;
+        }
+        res.unwritten += count_poison(y, ny);
+        if (pass == 0)
+            res.exact_diff = max_abs_error(y, ref, ny);
+        else
+            res.rel_l2 = rel_l2_error(y, ref, ny);
+    }
+    if (res.ok) {
+        res.ok = res.unwritten == 0 && res.exact_diff == 0.0 && res.rel_l2 <= TOL;
+        snprintf(res.message, sizeof res.message,
+                 "y offset %lld floats: unwritten=%lld, small-int max diff=%g, rel L2=%.3g",
+                 (long long)y_offset, (long long)res.unwritten, res.exact_diff, res.rel_l2);
+    }
+    free(x);
+    free(w);
+    free(b);
+    free(ybase);
+    free(ref);
+    return res;
+}
+
+static void cpu_streaming_placement(void)
+{
+    setenv("CONVT3D_CPU_STREAM", "1", 1);
+    const named_problem *tables[2] = {bench_cases, edge_cases};
+    const int sizes[2] = {COUNT(bench_cases), COUNT(edge_cases)};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < sizes[k]; i++)
+            for (int64_t off = 0; off <= 4; off += 3) { /* aligned, then 12 bytes in */
+                convt3d_problem p = parse_problem(tables[k][i].desc);
+                p.has_bias = i & 1;
+                const uint64_t seed = test_seed() + 500 + (uint64_t)(10 * i + off);
+                check_result res = check_cpu_placed(&p, seed, off);
+                if (!res.ok)
+                    printf("\n  [cpu streaming, placed y] %s: %s", tables[k][i].name, res.message);
+                assert_check(&res, &p, seed);
+            }
+    unsetenv("CONVT3D_CPU_STREAM");
+}
 
 /* The bench's headline shape at full size, as the bench runs it (NCDHW, no
  * bias); the reference takes a few seconds per pass. */
@@ -356,9 +430,10 @@ void register_backend_tests(void)
         {"cpu streaming stores: random problems", random_T_CPU_STREAM},
         {"cpu streaming stores: edge cases", edges_T_CPU_STREAM},
         {"cpu streaming stores: bench shapes (reduced)", bench_T_CPU_STREAM},
-        {"cpu, x read in place (no row packing): random problems", random_T_CPU_INPLACE},
-        {"cpu, x read in place (no row packing): edge cases", edges_T_CPU_INPLACE},
-        {"cpu, x read in place (no row packing): bench shapes (reduced)", bench_T_CPU_INPLACE},
+        {"cpu, input rows packed: random problems", random_T_CPU_PACK},
+        {"cpu, input rows packed: edge cases", edges_T_CPU_PACK},
+        {"cpu, input rows packed: bench shapes (reduced)", bench_T_CPU_PACK},
+        {"cpu streaming stores: 64-byte-aligned and offset outputs", cpu_streaming_placement},
         {"cpu: kernelbench at full size", kernelbench_cpu},
         {"cpu: output independent of the thread count", cpu_thread_count_invariance},
         {"cuda: random problems, device pointers", random_T_CUDA_DEVICE},
