@@ -155,7 +155,7 @@ static convt3d_status gpu_create(const convt3d_shape *shape, int ordinal, const 
             st = convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "phase table (%lld ints)", n);
             goto out;
         }
-        ct3d::phase_table_fill(shape, table, s->plan.simple.phase_off);
+        ct3d::phase_table_fill(shape, table, s->plan.simple.phase_off, s->plan.simple.phase_by_o);
         CUDA_TRY(cudaMalloc(&s->phase_table, (size_t)n * sizeof(int)), "cudaMalloc(phase table)");
         CUDA_TRY(cudaMemcpy(s->phase_table, table, (size_t)n * sizeof(int),
                             cudaMemcpyHostToDevice),

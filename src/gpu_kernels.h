@@ -108,8 +108,14 @@ struct simple_params {
     const float *w;
     const float *bias;
     float *y;
-    const int *phase; /* device: per dim d, r < s[d]: {taps, k0, m0} at phase_off[d] + 3r */
-    int phase_off[3];
+    /* device: per dim d, {taps, k0, m0} of each stride phase at phase_off[d] +
+     * 3 * index, where index is the phase r < s[d], or the output coordinate
+     * o < out[d] where the stride exceeds the output (phase_by_o[d]): the
+     * table stays within min(stride, output) entries a dim however large the
+     * stride. */
+    const int *phase;
+    long long phase_off[3];
+    int phase_by_o[3];
     long long xs[5], ys[5];
     long long n, cin, cout, groups, cig, cog;
     long long in[3], out[3], k[3], s[3], p[3], dm[3], kstep[3];

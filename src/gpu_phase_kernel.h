@@ -134,68 +134,86 @@ CT3D_DEV bool tile_has_rows(const phase_params &p, int d, int r, int q0, int thr
     return q0 < e.qlo + e.qcount && q0 + threads > e.qlo;
 }
 
-/* Rows (c, z, y) of a [c][z][y] block, visited by warp w of nw as rows
- * w, w + nw, ...: advanced without divisions. */
-struct row_walk {
-    int y, z, c;
+/* Global -> shared copies without a register round trip (cp.async, sm_80
+ * and later): staging issues every copy of a tile before waiting for any,
+ * so it is not bound by load latency, and a copy whose source lies outside
+ * the tensor writes zeros (source size 0) instead of branching.  copy_wait()
+ * must precede the barrier that publishes the tile. */
+#ifdef CONVT3D_GPU_EMULATE
+CT3D_DEV void copy4(float *dst, const float *src, bool valid) { *dst = valid ? *src : 0.0f; }
+CT3D_DEV void copy16(float4 *dst, const float4 *src) { *dst = *src; }
+CT3D_DEV void copy_wait() {}
+#else
+CT3D_DEV void copy4(float *dst, const float *src, bool valid)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src),
+                 "r"(valid ? 4 : 0)
+                 : "memory");
+}
+CT3D_DEV void copy16(float4 *dst, const float4 *src)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+}
+CT3D_DEV void copy_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+#endif
+
+/* The rows [r0, r1) of a [c][z][y] block that warp w of nw copies: a
+ * contiguous range, so the next row is one addition away (staging was a
+ * third of the instructions of the chunked shapes when every row was found
+ * by division). */
+struct row_range {
+    int r0, r1, c, z, y;
 };
 
-CT3D_DEV void row_advance(row_walk &r, int by, int ny, int nz)
+CT3D_DEV row_range rows_of_warp(int rows, int ny, int nz, int w, int nw)
 {
-    r.y += by;
-    while (r.y >= ny) {
-        r.y -= ny;
-        if (++r.z == nz) {
-            r.z = 0;
-            ++r.c;
-        }
-    }
+    row_range r;
+    const int per = (rows + nw - 1) / nw;
+    r.r0 = w * per;
+    r.r1 = imin(r.r0 + per, rows);
+    const int plane = ny * nz;
+    r.c = r.r0 / plane;
+    const int rem = r.r0 - r.c * plane;
+    r.z = rem / ny;
+    r.y = rem - r.z * ny;
+    return r;
 }
 
-/* Rows staged together by one warp: their loads are all in flight before
- * the first store (staging is latency-bound otherwise). */
-constexpr int kStageRows = 4;
-
 /* Copies the input tile [cnt channels][gd.ext][gh.ext][p.ew] into shared
- * memory, zeros outside the tensor.  Warps take kStageRows rows at a time,
- * lanes along W: coalesced reads in NCDHW. */
+ * memory, zeros outside the tensor.  Each warp takes a contiguous range of
+ * rows, lanes along W: coalesced reads in NCDHW. */
 CT3D_DEV void stage_input(const phase_params &p, float *tile, const block_ctx &b, int ic0, int cnt,
                           const dh_geom &gd, const dh_geom &gh, int iw_lo)
 {
-    const int rows = cnt * gd.ext * gh.ext;
-    if (rows <= 0)
+    const row_range rr = rows_of_warp(cnt * gd.ext * gh.ext, gh.ext, gd.ext, b.warp, b.nwarps);
+    if (rr.r0 >= rr.r1)
         return;
-    row_walk w = {0, 0, 0};
-    row_advance(w, b.warp, gh.ext, gd.ext);
-    for (int row = b.warp; row < rows; row += kStageRows * b.nwarps) {
-        const float *src[kStageRows];
-        float *dst[kStageRows];
-        bool live[kStageRows], inside[kStageRows];
-        CT3D_UNROLL
-        for (int k = 0; k < kStageRows; k++) {
-            const int r = row + k * b.nwarps;
-            const int id = gd.lo + w.z, ih = gh.lo + w.y;
-            live[k] = r < rows;
-            inside[k] = live[k] && (unsigned)id < (unsigned)p.in[0] &&
-                        (unsigned)ih < (unsigned)p.in[1];
-            src[k] = p.x;
-            if (inside[k])
-                src[k] += b.n * p.xs[0] + (long long)(b.g * p.cig + ic0 + w.c) * p.xs[1] +
-                          (long long)id * p.xs[2] + (long long)ih * p.xs[3];
-            dst[k] = tile + (long long)r * p.pitch;
-            row_advance(w, b.nwarps, gh.ext, gd.ext);
-        }
+    /* source offset of row (c, z, y), stepped along y, then z, then c */
+    const long long step_z = p.xs[2] - (long long)gh.ext * p.xs[3];
+    const long long step_c = p.xs[1] - (long long)gd.ext * p.xs[2];
+    long long off = b.n * p.xs[0] + (long long)(b.g * p.cig + ic0 + rr.c) * p.xs[1] +
+                    (long long)(gd.lo + rr.z) * p.xs[2] + (long long)(gh.lo + rr.y) * p.xs[3];
+    int z = rr.z, y = rr.y;
+    float *dst = tile + (long long)rr.r0 * p.pitch;
+    for (int r = rr.r0; r < rr.r1; r++) {
+        const bool row_in = (unsigned)(gd.lo + z) < (unsigned)p.in[0] &&
+                            (unsigned)(gh.lo + y) < (unsigned)p.in[1];
         for (int xx = b.lane; xx < p.ew; xx += 32) {
             const int iw = iw_lo + xx;
-            const bool in_w = (unsigned)iw < (unsigned)p.in[2];
-            float v[kStageRows];
-            CT3D_UNROLL
-            for (int k = 0; k < kStageRows; k++)
-                v[k] = inside[k] && in_w ? CT3D_LDG(src[k] + (long long)iw * p.xs[4]) : 0.0f;
-            CT3D_UNROLL
-            for (int k = 0; k < kStageRows; k++)
-                if (live[k])
-                    dst[k][xx] = v[k];
+            const bool in = row_in && (unsigned)iw < (unsigned)p.in[2];
+            copy4(dst + xx, in ? p.x + off + (long long)iw * p.xs[4] : p.x, in);
+        }
+        dst += p.pitch;
+        off += p.xs[3];
+        if (++y == gh.ext) {
+            y = 0;
+            off += step_z;
+            if (++z == gd.ext) {
+                z = 0;
+                off += step_c;
+            }
         }
     }
 }
@@ -204,47 +222,48 @@ CT3D_DEV void stage_input(const phase_params &p, float *tile, const block_ctx &b
  * [icl][wd][wh], each row toc blocks of wrow4 float4s; block toc holds the
  * thread's OCT channels for every kw, W phase by W phase (kwpos), so a
  * thread's taps sit at compile-time offsets and lanes of different toc hit
- * different banks (wrow4 odd). */
+ * different banks (wrow4 odd).  A lane's place in a row is the same in every
+ * row, so it is found once per lane, not per row. */
 template <int OCT>
 CT3D_DEV void stage_weights(const phase_params &p, float *wsm, const block_ctx &b, int ic0, int cnt,
                             const dh_geom &gd, const dh_geom &gh)
 {
-    const int ocb4 = p.ocb / 4, run4 = p.k[2] * ocb4;
-    const int rows = cnt * gd.wn * gh.wn;
-    if (rows <= 0)
+    const row_range rr = rows_of_warp(cnt * gd.wn * gh.wn, gh.wn, gd.wn, b.warp, b.nwarps);
+    if (rr.r0 >= rr.r1)
         return;
+    const int ocb4 = p.ocb / 4, run4 = p.k[2] * ocb4;
     const int row4 = p.toc * p.wrow4;
-    row_walk w = {0, 0, 0};
-    row_advance(w, b.warp, gh.wn, gd.wn);
+    /* source row (in float4s) of (c, z, y): tap kd = kfirst + z * kstep */
+    const long long tap4 = (long long)p.k[2] * ocb4;
+    const long long step_y = (long long)gh.kstep_stage * tap4;
+    const long long step_z = (long long)gd.kstep_stage * p.k[1] * tap4 - gh.wn * step_y;
+    const long long step_c = (long long)p.k[0] * p.k[1] * tap4 -
+                             gd.wn * (long long)gd.kstep_stage * p.k[1] * tap4;
+    const long long first =
+        ((((long long)(b.g * p.nocb + b.ob) * p.cig + ic0 + rr.c) * p.k[0] + gd.kfirst +
+          (long long)rr.z * gd.kstep_stage) * p.k[1] + gh.kfirst + (long long)rr.y * gh.kstep_stage) *
+        tap4;
+    const float4 *src4 = reinterpret_cast<const float4 *>(p.w);
     float4 *dst4 = reinterpret_cast<float4 *>(wsm);
-    for (int row = b.warp; row < rows; row += kStageRows * b.nwarps) {
-        const float4 *src[kStageRows];
-        float4 *dst[kStageRows];
-        bool live[kStageRows];
-        CT3D_UNROLL
-        for (int k = 0; k < kStageRows; k++) {
-            const int r = row + k * b.nwarps;
-            live[k] = r < rows;
-            const int kd = gd.kfirst + w.z * gd.kstep_stage, kh = gh.kfirst + w.y * gh.kstep_stage;
-            const long long src_row = ((((long long)(b.g * p.nocb + b.ob) * p.cig + ic0 + w.c) *
-                                            p.k[0] + kd) * p.k[1] + kh) * p.k[2] * p.ocb;
-            src[k] = reinterpret_cast<const float4 *>(p.w + (live[k] ? src_row : 0));
-            dst[k] = dst4 + (long long)r * row4;
-            row_advance(w, b.nwarps, gh.wn, gd.wn);
-        }
-        for (int e = b.lane; e < run4; e += 32) {
-            const int kw = e / ocb4, o4 = e - kw * ocb4;
-            const int toc = o4 / (OCT / 4), c4 = o4 - toc * (OCT / 4);
-            const int at = toc * p.wrow4 + p.kwpos[kw] * (OCT / 4) + c4;
-            float4 v[kStageRows];
-            CT3D_UNROLL
-            for (int k = 0; k < kStageRows; k++)
-                if (live[k])
-                    v[k] = CT3D_LDG(src[k] + e);
-            CT3D_UNROLL
-            for (int k = 0; k < kStageRows; k++)
-                if (live[k])
-                    dst[k][at] = v[k];
+    for (int e = b.lane; e < run4; e += 32) {
+        const int kw = e / ocb4, o4 = e - kw * ocb4;
+        const int toc = o4 / (OCT / 4), c4 = o4 - toc * (OCT / 4);
+        const int at = toc * p.wrow4 + p.kwpos[kw] * (OCT / 4) + c4;
+        long long off = first + e;
+        int z = rr.z, y = rr.y;
+        float4 *dst = dst4 + (long long)rr.r0 * row4 + at;
+        for (int r = rr.r0; r < rr.r1; r++) {
+            copy16(dst, src4 + off);
+            dst += row4;
+            off += step_y;
+            if (++y == gh.wn) {
+                y = 0;
+                off += step_z;
+                if (++z == gd.wn) {
+                    z = 0;
+                    off += step_c;
+                }
+            }
         }
     }
 }
@@ -601,6 +620,7 @@ CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long
         dh_geom gh = geom_all(p, 1, b.tile[1], p.ty);
         stage_input(p, tile, b, 0, p.cig, gd, gh, iw_lo);
         stage_weights<OCT>(p, wsm, b, 0, p.cig, gd, gh);
+        copy_wait();
         CT3D_SYNC();
         for (int pp = 0; pp < p.npp; pp++) {
             const int rd = pp / p.s[1], rh = pp - rd * p.s[1];
@@ -630,6 +650,7 @@ CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long
                     CT3D_SYNC();
                 stage_input(p, tile, b, ic0, cnt, gd, gh, iw_lo);
                 stage_weights<OCT>(p, wsm, b, ic0, cnt, gd, gh);
+                copy_wait();
                 CT3D_SYNC();
                 accumulate_all_slots<SW, QW, OCT, F>(acc, tile, wsm, p, b, gd, gh, cnt);
             }

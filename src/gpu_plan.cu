@@ -608,14 +608,27 @@ convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, con
     return CONVT3D_SUCCESS;
 }
 
-long long phase_table_ints(const convt3d_shape *s) { return 3 * (s->s[0] + s->s[1] + s->s[2]); }
+/* Entries of dim d's table: a stride larger than the output reaches at most
+ * out[d] phases (a fuzz finding had a W stride near 2^62). */
+static bool table_by_o(const convt3d_shape *s, int d) { return s->s[d] > s->out[d]; }
 
-void phase_table_fill(const convt3d_shape *s, int *table, int off[3])
+long long phase_table_ints(const convt3d_shape *s)
+{
+    long long n = 0;
+    for (int d = 0; d < 3; d++)
+        n += 3 * (table_by_o(s, d) ? s->out[d] : s->s[d]);
+    return n;
+}
+
+void phase_table_fill(const convt3d_shape *s, int *table, long long off[3], int by_o[3])
 {
     long long at = 0;
     for (int d = 0; d < 3; d++) {
-        off[d] = (int)at;
-        for (long long r = 0; r < s->s[d]; r++) {
+        off[d] = at;
+        by_o[d] = table_by_o(s, d);
+        const long long count = by_o[d] ? s->out[d] : s->s[d];
+        for (long long i = 0; i < count; i++) {
+            const long long r = by_o[d] ? (i + s->p[d]) % s->s[d] : i;
             const phase_entry e = phase_entry_of(s, d, r);
             table[at++] = e.taps;
             table[at++] = e.k0;

@@ -52,9 +52,11 @@ convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, con
                            const char *tile, kernel_plan *out);
 
 /* Entries of the device phase table used by the simple kernels: 3 ints
- * {taps, k0, m0} per (dim, phase); off[d] is dim d's first entry. */
+ * {taps, k0, m0} per (dim, phase index); off[d] is dim d's first entry and
+ * by_o[d] says whether dim d is indexed by output coordinate rather than
+ * phase (simple_params.phase). */
 long long phase_table_ints(const convt3d_shape *s);
-void phase_table_fill(const convt3d_shape *s, int *table, int off[3]);
+void phase_table_fill(const convt3d_shape *s, int *table, long long off[3], int by_o[3]);
 
 /* A one-line description of the plan's tiling, for CONVT3D_VERBOSE. */
 void plan_describe(const kernel_plan &k, char *buf, size_t size);

@@ -25,7 +25,7 @@ CT3D_DEV out_phase phase_at(const simple_params &p, int d, long long o)
 {
     const long long op = o + p.p[d];
     const long long r = op % p.s[d];
-    const int *e = p.phase + p.phase_off[d] + 3 * r;
+    const int *e = p.phase + p.phase_off[d] + 3 * (p.phase_by_o[d] ? o : r);
     out_phase ph;
     ph.q = (op - r) / p.s[d];
     ph.taps = CT3D_LDG(e);
