@@ -50,6 +50,8 @@ phase_fn phase_kernel_for(const kernel_plan &k)
 {
     if (k.oct != 4 && k.oct != 8)
         return nullptr;
+    if (k.sw == 2 && k.qw == 4 && k.occ3)
+        return phase_kernel_s2_occ3(k.oct, phase_features(k.phase));
     if (k.sw == 2 && k.qw == 4)
         return phase_kernel_s2(k.oct, phase_features(k.phase));
     if (k.sw == 1 && k.qw == 8)

@@ -16,6 +16,8 @@ typedef void (*phase_fn)(const phase_params);
 phase_fn phase_kernel_s1(int oct, int features);
 phase_fn phase_kernel_s2(int oct, int features);
 phase_fn phase_kernel_s2_fused(int oct, int features); /* features & kFused */
+/* W stride 2 at three blocks a multiprocessor (kernel_plan.occ3; features 0). */
+phase_fn phase_kernel_s2_occ3(int oct, int features);
 
 /* Raises the chosen phase kernel's dynamic shared-memory cap to the
  * device's opt-in limit smem_optin (the same value for every plan, so a plan

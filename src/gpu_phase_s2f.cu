@@ -1,33 +1,16 @@
 /* The phase kernel's instantiations for W stride 2 with the fused W slot
  * pair (phase_params.fuse_w), apart from gpu_phase_s2.cu so the two compile
  * in parallel.  The body is gpu_phase_kernel.h. */
-#include "gpu_launch.h"
-#include "gpu_phase_kernel.h"
+#include "gpu_phase_entry.h"
 
 namespace ct3d {
-
-namespace {
-
-/* At most 256 threads, at least 2 blocks a multiprocessor: <= 128 registers
- * (gpu_plan.cu keeps blocks at <= 256 threads). */
-template <int SW, int QW, int OCT, int F>
-__global__ void __launch_bounds__(256, 2) phase_kernel(const phase_params p)
-{
-    extern __shared__ __align__(16) float smem[];
-    for (long long vb = blockIdx.x; vb < p.nblocks; vb += gridDim.x) {
-        phase_block<SW, QW, OCT, F>(p, smem, threadIdx.x, vb);
-        __syncthreads(); /* the next block's staging overwrites shared memory */
-    }
-}
-
-} // namespace
 
 phase_fn phase_kernel_s2_fused(int oct, int features)
 {
     if (features & kSliced)
-        return oct == 8 ? phase_kernel<2, 4, 8, kSliced | kFused>
-                        : phase_kernel<2, 4, 4, kSliced | kFused>;
-    return oct == 8 ? phase_kernel<2, 4, 8, kFused> : phase_kernel<2, 4, 4, kFused>;
+        return oct == 8 ? phase_kernel<2, 4, 8, kSliced | kFused, 256, 2>
+                        : phase_kernel<2, 4, 4, kSliced | kFused, 256, 2>;
+    return oct == 8 ? phase_kernel<2, 4, 8, kFused, 256, 2> : phase_kernel<2, 4, 4, kFused, 256, 2>;
 }
 
 } // namespace ct3d

@@ -242,16 +242,17 @@ const char *phase_name(int all, int sw, int qw, int oct)
 
 /* Parses "tx,ty,tz,toc,cic[,ks[,fuse]]" (ks 1, fuse 1 when left out);
  * false if malformed. */
-bool parse_tile(const char *text, int v[7])
+bool parse_tile(const char *text, int v[8])
 {
     if (!text || !*text)
         return false;
     v[5] = 1;
     v[6] = 1;
-    const int n = sscanf(text, "%d,%d,%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                         &v[6]);
+    v[7] = 1;
+    const int n = sscanf(text, "%d,%d,%d,%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4],
+                         &v[5], &v[6], &v[7]);
     return n >= 5 && v[0] > 0 && v[1] > 0 && v[2] > 0 && v[3] > 0 && v[4] > 0 && v[5] > 0 &&
-           v[6] >= 0;
+           v[6] >= 0 && v[7] >= 0;
 }
 
 /* Staged input rows per output row in D and H for a ty x tz tile, times the
@@ -331,7 +332,7 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
         bsmem = smem;
         return true;
     };
-    int forced[7];
+    int forced[8];
     const bool is_forced = parse_tile(tile, forced);
     if (is_forced) {
         for (int all = 1; all >= 0 && !found; all--)
@@ -452,6 +453,11 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
     k->threads = bp.nthreads;
     k->blocks = bp.nblocks;
     k->name = phase_name(bt.all, sw, bt.qw, bt.oct);
+    /* Three blocks a multiprocessor where the tile allows it (the driver
+     * reserves 1 KB of shared memory a block); an 8th tile field of 0 keeps
+     * two, for measuring. */
+    k->occ3 = sw == 2 && bt.qw == 4 && phase_features(bp) == 0 && bp.nthreads <= 192 &&
+              3 * ((long long)bsmem + 1024) <= lim.smem_sm && !(is_forced && forced[7] == 0);
     return true;
 }
 
@@ -643,10 +649,12 @@ void plan_describe(const kernel_plan &k, char *buf, size_t size)
         const phase_params &p = k.phase;
         snprintf(buf, size,
                  "%s: threads toc%d x tx%d x ty%d x tz%d x ks%d = %d, cic %d (%d chunks), "
-                 "ocb %d x %d, fuse_w %d, tiles %dx%dx%d, %lld blocks, %zu B shared%s%s",
+                 "ocb %d x %d, fuse_w %d, tiles %dx%dx%d, %lld blocks, %zu B shared, "
+                 "%d blocks/SM build%s%s",
                  k.name, p.toc, p.tx, p.ty, p.tz, p.ks, p.nthreads, p.cic, p.nchunks, p.ocb, p.nocb,
                  p.fuse_w,
-                 p.ntile[0], p.ntile[1], p.ntile[2], p.nblocks, k.smem_bytes, k.why[0] ? "; " : "",
+                 p.ntile[0], p.ntile[1], p.ntile[2], p.nblocks, k.smem_bytes, k.occ3 ? 3 : 2,
+                 k.why[0] ? "; " : "",
                  k.why);
     } else {
         snprintf(buf, size, "%s: %d threads x %lld blocks%s%s", k.name, k.threads, k.blocks,

@@ -13,7 +13,7 @@
  *   2. else, C_in/G = C_out/G = 1                -> depthwise kernel
  *   3. else                                      -> generic direct kernel
  * CONVT3D_CUDA_KERNEL=grouped|tiled|depthwise|generic (or a full kernel name)
- * forces a kernel where it applies; CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse]]
+ * forces a kernel where it applies; CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse[,occ]]]
  * forces the phase kernel's tiling (benchmarking only). */
 #ifndef CONVT3D_GPU_PLAN_H
 #define CONVT3D_GPU_PLAN_H
@@ -36,6 +36,7 @@ struct device_limits {
 struct kernel_plan {
     kernel_kind kind;
     int sw, qw, oct;      /* phase kernel instantiation */
+    int occ3;             /* 1: its three-blocks-a-multiprocessor build (gpu_phase_entry.h) */
     phase_params phase;   /* pointers left NULL */
     simple_params simple; /* pointers left NULL */
     int ocb, nocb;        /* weight packing: output channels per block, blocks */
