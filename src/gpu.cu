@@ -200,6 +200,8 @@ static convt3d_status launch(const convt3d_backend_state *s, const float *x, flo
         p.vec_store = aligned16(y) && (ndhwc ? sh.cout % 4 == 0 && sh.cog % 4 == 0
                                              : sh.out[2] % 4 == 0);
         err = ct3d::launch_phase(k, p, stream);
+    } else if (k.kind == ct3d::KERNEL_DWTILE) {
+        err = ct3d::launch_dwtile(k, k.dw, x, s->weight, s->bias, y, stream);
     } else {
         ct3d::simple_params p = k.simple;
         p.x = x;

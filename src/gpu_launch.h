@@ -30,6 +30,10 @@ cudaError_t prepare_kernel(const kernel_plan &k, int smem_optin);
 cudaError_t launch_phase(const kernel_plan &k, const phase_params &p, cudaStream_t stream);
 cudaError_t launch_depthwise(const kernel_plan &k, const simple_params &p, cudaStream_t stream);
 cudaError_t launch_generic(const kernel_plan &k, const simple_params &p, cudaStream_t stream);
+/* The depthwise tile kernel (gpu_depthwise.cu), with its 16-byte paths
+ * chosen from the pointers' alignment. */
+cudaError_t launch_dwtile(const kernel_plan &k, const dw_params &plan, const float *x,
+                          const float *w, const float *bias, float *y, cudaStream_t stream);
 
 /* dst (groups * nocb * cig * kvol * ocb floats) = repacked src (PyTorch layout). */
 cudaError_t launch_pack(const simple_params &p, const float *src, float *dst, long long total,

@@ -556,6 +556,20 @@ void plan_depthwise(const convt3d_shape *s, kernel_plan *k)
     k->name = "cuda/f32_depthwise_phase_4";
 }
 
+/* The depthwise tile kernel (gpu_depthwise_plan.cu); weights packed with
+ * one channel a block (ocb 1): [c][kd][kh][kw]. */
+bool plan_dwtile_kind(const convt3d_shape *s, kernel_plan *k, char *why, size_t why_size)
+{
+    if (!plan_dwtile(s, &k->dw, &k->smem_bytes, &k->threads, k->dw_grid, why, why_size))
+        return false;
+    k->kind = KERNEL_DWTILE;
+    k->ocb = 1;
+    k->nocb = 1;
+    k->blocks = (long long)k->dw_grid[0] * k->dw_grid[1] * k->dw_grid[2];
+    k->name = k->dw.fast ? "cuda/f32_dwtile_run8" : "cuda/f32_dwtile_run8_slotwise";
+    return true;
+}
+
 void plan_generic(const convt3d_shape *s, kernel_plan *k)
 {
     k->kind = KERNEL_GENERIC;
@@ -578,7 +592,9 @@ convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, con
     const bool phase_ok = phase_kernel_applies(s, why, sizeof why);
     bool done = false;
     if (force && *force) {
-        if (strstr(force, "generic")) {
+        if (strstr(force, "dwtile")) {
+            done = plan_dwtile_kind(s, &k, why, sizeof why);
+        } else if (strstr(force, "generic")) {
             plan_generic(s, &k);
             done = true;
         } else if (strstr(force, "depthwise") && depthwise_ok) {
@@ -590,6 +606,13 @@ convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, con
         if (!done)
             snprintf(k.why, sizeof k.why, "CONVT3D_CUDA_KERNEL=%s does not apply%s%s", force,
                      why[0] ? ": " : "", why);
+    }
+    /* Depthwise NCDHW: the depthwise tile kernel where it applies (the
+     * phase kernel wastes 3 of its 4 channel lanes there; NDHWC stays on it:
+     * the tile kernel's staging reads x along W). */
+    if (!done && depthwise_ok && s->layout == CONVT3D_LAYOUT_NCDHW) {
+        char dw_why[128];
+        done = plan_dwtile_kind(s, &k, dw_why, sizeof dw_why);
     }
     if (!done) {
         /* The phase kernel first, for depthwise problems too: on the bench's

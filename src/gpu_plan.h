@@ -12,20 +12,24 @@
  *        the tiling follows the rules at plan_phase();
  *   2. else, C_in/G = C_out/G = 1                -> depthwise kernel
  *   3. else                                      -> generic direct kernel
- * CONVT3D_CUDA_KERNEL=grouped|tiled|depthwise|generic (or a full kernel name)
- * forces a kernel where it applies; CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse[,occ]]]
+ * Before all of these: depthwise problems in NCDHW that the depthwise tile
+ * kernel takes (gpu_depthwise.h: W stride <= 2 with dilation dividing it,
+ * <= 4 taps a W phase, D/H strides <= 8, tile in 48 KB) -> dwtile.
+ * CONVT3D_CUDA_KERNEL=grouped|tiled|dwtile|depthwise|generic (or a full
+ * kernel name) forces a kernel where it applies (dwtile also in NDHWC); CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse[,occ]]]
  * forces the phase kernel's tiling (benchmarking only). */
 #ifndef CONVT3D_GPU_PLAN_H
 #define CONVT3D_GPU_PLAN_H
 
 #include <stddef.h>
 
+#include "gpu_depthwise.h"
 #include "gpu_kernels.h"
 #include "internal.h"
 
 namespace ct3d {
 
-enum kernel_kind { KERNEL_PHASE, KERNEL_DEPTHWISE, KERNEL_GENERIC };
+enum kernel_kind { KERNEL_PHASE, KERNEL_DEPTHWISE, KERNEL_GENERIC, KERNEL_DWTILE };
 
 struct device_limits {
     int smem_optin; /* bytes one block may use */
@@ -39,6 +43,8 @@ struct kernel_plan {
     int occ3;             /* 1: its three-blocks-a-multiprocessor build (gpu_phase_entry.h) */
     phase_params phase;   /* pointers left NULL */
     simple_params simple; /* pointers left NULL */
+    dw_params dw;         /* depthwise tile kernel, pointers left NULL */
+    unsigned dw_grid[3];
     int ocb, nocb;        /* weight packing: output channels per block, blocks */
     size_t smem_bytes;
     int threads;

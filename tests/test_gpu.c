@@ -197,7 +197,8 @@ static convt3d_problem bench_like(int i)
     return p;
 }
 
-static const char *const kernel_families[] = {"", "grouped", "tiled", "depthwise", "generic"};
+static const char *const kernel_families[] = {"", "grouped", "tiled", "depthwise", "generic",
+                                              "dwtile"};
 
 static void check_forced(const convt3d_problem *p, const char *family, const char *tile,
                          uint64_t seed)
@@ -493,7 +494,7 @@ static void test_big_tensors(void)
     }
     /* x and y: 1 x 2 x 1 x 32768 x 32776 = 2.15e9 elements each (k 1, s 1,
      * 2 groups of one channel), through every kernel. */
-    static const char *const families[] = {"", "grouped", "tiled", "generic"};
+    static const char *const families[] = {"", "grouped", "tiled", "generic", "dwtile"};
     convt3d_problem p = make_problem(1, 2, 2, 2, 1, 32768, 32776, 1, 1, 0, 0, 1,
                                      CONVT3D_LAYOUT_NCDHW);
     int64_t nx, nw, ny;
@@ -506,7 +507,7 @@ static void test_big_tensors(void)
         x[i] = big_x(i);
     float *dx = dev_copy(x, nx), *dy = dev_copy(NULL, ny);
     CU_ASSERT_FATAL(dx && dy);
-    for (int f = 0; f < 4; f++) {
+    for (int f = 0; f < 5; f++) {
         if (*families[f])
             setenv("CONVT3D_CUDA_KERNEL", families[f], 1);
         convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};

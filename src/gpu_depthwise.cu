@@ -1,0 +1,90 @@
+/* The depthwise tile kernel's __global__ wrapper, its instantiations and
+ * its launch (gpu_depthwise.h; body in gpu_depthwise_kernel.h). */
+#include <stdint.h>
+
+#include "gpu_depthwise_kernel.h"
+#include "gpu_launch.h"
+
+namespace ct3d {
+
+namespace {
+
+/* 256 threads, 8 blocks a multiprocessor (a full one: memory-bound work
+ * wants every warp it can get), i.e. <= 32 registers; 6 (40 registers)
+ * where ptxas spilled at 32 (CUDA 13, sm_90): W stride 1 with 3-4 taps, W
+ * stride 2 with one slot empty (dilation 2). */
+template <int SW, int T0, int T1>
+constexpr int dw_min_blocks()
+{
+    return (SW == 1 && T0 > 2) || (SW == 2 && (T0 == 0 || T1 == 0)) ? 6 : 8;
+}
+
+template <int SW, int T0, int T1, bool FAST>
+__global__ void __launch_bounds__(256, (dw_min_blocks<SW, T0, T1>())) dwtile_kernel(const dw_params p)
+{
+    extern __shared__ __align__(16) float smem[];
+    dw_block<SW, T0, T1, FAST>(p, smem, threadIdx.x, blockIdx.y, blockIdx.z, blockIdx.x);
+}
+
+typedef void (*dw_fn)(const dw_params);
+
+/* The fast instantiation for W stride SW and slot taps (t0, t1), t <= 4. */
+template <int SW, int T0>
+dw_fn dw_fast_t1(int t1)
+{
+    switch (t1) {
+    case 0: return dwtile_kernel<SW, T0, 0, true>;
+    case 1: return dwtile_kernel<SW, T0, 1, true>;
+    case 2: return dwtile_kernel<SW, T0, 2, true>;
+    case 3: return dwtile_kernel<SW, T0, 3, true>;
+    case 4: return dwtile_kernel<SW, T0, 4, true>;
+    default: return nullptr;
+    }
+}
+
+dw_fn dw_kernel_for(const dw_params &p)
+{
+    if (!p.fast)
+        return p.sw == 1 ? dwtile_kernel<1, 0, 0, false> : dwtile_kernel<2, 0, 0, false>;
+    if (p.sw == 1) {
+        switch (p.wt[0]) {
+        case 1: return dwtile_kernel<1, 1, 0, true>;
+        case 2: return dwtile_kernel<1, 2, 0, true>;
+        case 3: return dwtile_kernel<1, 3, 0, true>;
+        case 4: return dwtile_kernel<1, 4, 0, true>;
+        default: return nullptr;
+        }
+    }
+    switch (p.wt[0]) {
+    case 0: return p.wt[1] > 0 ? dw_fast_t1<2, 0>(p.wt[1]) : nullptr;
+    case 1: return dw_fast_t1<2, 1>(p.wt[1]);
+    case 2: return dw_fast_t1<2, 2>(p.wt[1]);
+    case 3: return dw_fast_t1<2, 3>(p.wt[1]);
+    case 4: return dw_fast_t1<2, 4>(p.wt[1]);
+    default: return nullptr;
+    }
+}
+
+bool aligned16(const void *ptr) { return ((uintptr_t)ptr & 15u) == 0; }
+
+} // namespace
+
+cudaError_t launch_dwtile(const kernel_plan &k, const dw_params &plan, const float *x,
+                          const float *w, const float *bias, float *y, cudaStream_t stream)
+{
+    dw_params p = plan;
+    p.x = x;
+    p.w = w;
+    p.bias = bias;
+    p.y = y;
+    p.vec_load = p.vec_ok && aligned16(x);
+    p.vec_store = aligned16(y) && p.ys[4] == 1 && p.out[2] % 4 == 0;
+    const dw_fn fn = dw_kernel_for(p);
+    if (!fn)
+        return cudaErrorInvalidDeviceFunction;
+    const dim3 grid(k.dw_grid[0], k.dw_grid[1], k.dw_grid[2]);
+    fn<<<grid, p.nthreads, k.smem_bytes, stream>>>(p);
+    return cudaGetLastError();
+}
+
+} // namespace ct3d
