@@ -183,7 +183,9 @@ CT3D_DEV row_range rows_of_warp(int rows, int ny, int nz, int w, int nw)
 
 /* Copies the input tile [cnt channels][gd.ext][gh.ext][p.ew] into shared
  * memory, zeros outside the tensor.  Each warp takes a contiguous range of
- * rows, lanes along W: coalesced reads in NCDHW. */
+ * rows, lanes along W (coalesced reads in NCDHW); a lane's W column and
+ * whether it lies inside the tensor are the same in every row, so the loop
+ * over rows is innermost and does only additions and compares. */
 CT3D_DEV void stage_input(const phase_params &p, float *tile, const block_ctx &b, int ic0, int cnt,
                           const dh_geom &gd, const dh_geom &gh, int iw_lo)
 {
@@ -193,26 +195,30 @@ CT3D_DEV void stage_input(const phase_params &p, float *tile, const block_ctx &b
     /* source offset of row (c, z, y), stepped along y, then z, then c */
     const long long step_z = p.xs[2] - (long long)gh.ext * p.xs[3];
     const long long step_c = p.xs[1] - (long long)gd.ext * p.xs[2];
-    long long off = b.n * p.xs[0] + (long long)(b.g * p.cig + ic0 + rr.c) * p.xs[1] +
-                    (long long)(gd.lo + rr.z) * p.xs[2] + (long long)(gh.lo + rr.y) * p.xs[3];
-    int z = rr.z, y = rr.y;
-    float *dst = tile + (long long)rr.r0 * p.pitch;
-    for (int r = rr.r0; r < rr.r1; r++) {
-        const bool row_in = (unsigned)(gd.lo + z) < (unsigned)p.in[0] &&
-                            (unsigned)(gh.lo + y) < (unsigned)p.in[1];
-        for (int xx = b.lane; xx < p.ew; xx += 32) {
-            const int iw = iw_lo + xx;
-            const bool in = row_in && (unsigned)iw < (unsigned)p.in[2];
-            copy4(dst + xx, in ? p.x + off + (long long)iw * p.xs[4] : p.x, in);
-        }
-        dst += p.pitch;
-        off += p.xs[3];
-        if (++y == gh.ext) {
-            y = 0;
-            off += step_z;
-            if (++z == gd.ext) {
-                z = 0;
-                off += step_c;
+    const long long first = b.n * p.xs[0] + (long long)(b.g * p.cig + ic0 + rr.c) * p.xs[1] +
+                            (long long)(gd.lo + rr.z) * p.xs[2] +
+                            (long long)(gh.lo + rr.y) * p.xs[3];
+    for (int xx = b.lane; xx < p.ew; xx += 32) {
+        const int iw = iw_lo + xx;
+        const bool in_w = (unsigned)iw < (unsigned)p.in[2];
+        long long off = first + (long long)iw * p.xs[4];
+        int id = gd.lo + rr.z, ih = gh.lo + rr.y;
+        const int ih_first = gh.lo, ih_end = gh.lo + gh.ext, id_first = gd.lo,
+                  id_end = gd.lo + gd.ext;
+        float *dst = tile + (long long)rr.r0 * p.pitch + xx;
+        for (int r = rr.r0; r < rr.r1; r++) {
+            const bool in = in_w && (unsigned)id < (unsigned)p.in[0] &&
+                            (unsigned)ih < (unsigned)p.in[1];
+            copy4(dst, p.x + (in ? off : 0), in);
+            dst += p.pitch;
+            off += p.xs[3];
+            if (++ih == ih_end) {
+                ih = ih_first;
+                off += step_z;
+                if (++id == id_end) {
+                    id = id_first;
+                    off += step_c;
+                }
             }
         }
     }
