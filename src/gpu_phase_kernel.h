@@ -298,12 +298,19 @@ CT3D_DEV void accumulate_slot(float (&acc)[QW][OCT], const float *tile, const fl
             const int wh = gh.w0 + th * gh.wstep;
             const float *row = tbase + (zd * gh.ext + yh) * p.pitch;
             const float *wr = wbase + (wd * gh.wn + wh) * wrowf;
+            float win[QW + TW - 1];
+            CT3D_UNROLL
+            for (int j = 0; j < QW + TW - 1; j++)
+                win[j] = row[j];
             CT3D_UNROLL2
             for (int ic = 0; ic < mine; ic++) {
-                float win[QW + TW - 1];
+                /* the next channel's window is loaded before this one's FMAs,
+                 * which hide its latency (the last channel reloads its own) */
+                const float *next = ic + 1 < mine ? row + ics_step : row;
+                float nwin[QW + TW - 1];
                 CT3D_UNROLL
                 for (int j = 0; j < QW + TW - 1; j++)
-                    win[j] = row[j];
+                    nwin[j] = next[j];
                 CT3D_UNROLL
                 for (int t = 0; t < TW; t++) {
                     float wv[OCT];
@@ -322,6 +329,9 @@ CT3D_DEV void accumulate_slot(float (&acc)[QW][OCT], const float *tile, const fl
                             acc[i][o] = fmaf(win[i + TW - 1 - t], wv[o], acc[i][o]);
                     }
                 }
+                CT3D_UNROLL
+                for (int j = 0; j < QW + TW - 1; j++)
+                    win[j] = nwin[j];
                 row += ics_step;
                 wr += wics_step;
             }
@@ -377,12 +387,17 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
             const float *row = tbase + (zd * gh.ext + yh) * p.pitch;
             const float *wr0 = wbase + (wd * gh.wn + wh) * wrowf + wp0;
             const float *wr1 = wbase + (wd * gh.wn + wh) * wrowf + wp1;
+            float win[L];
+            CT3D_UNROLL
+            for (int j = 0; j < L; j++)
+                win[j] = row[j];
             CT3D_UNROLL2
             for (int ic = 0; ic < mine; ic++) {
-                float win[L];
+                const float *next = ic + 1 < mine ? row + ics_step : row; /* as accumulate_slot */
+                float nwin[L];
                 CT3D_UNROLL
                 for (int j = 0; j < L; j++)
-                    win[j] = row[j];
+                    nwin[j] = next[j];
                 CT3D_UNROLL
                 for (int f = 0; f < 2; f++) {
                     const int a = f ? A1 : A0;
@@ -407,6 +422,9 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
                         }
                     }
                 }
+                CT3D_UNROLL
+                for (int j = 0; j < L; j++)
+                    win[j] = nwin[j];
                 row += ics_step;
                 wr0 += wics_step;
                 wr1 += wics_step;
