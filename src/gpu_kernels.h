@@ -68,6 +68,15 @@ struct phase_params {
     int all_phases;   /* 1: each block computes every (D, H) phase pair from one
                          staged tile (requires nchunks == 1); 0: one pair per block */
     int npp;          /* number of (D, H) phase pairs, s[0] * s[1] */
+    /* Tiled mode: which phase pair the blocks of rank j (j * nblocks / npp
+     * onwards) compute, heaviest (most taps) first; and from block `snake`
+     * on, blocks are taken in reverse order, so the multiprocessors that got
+     * the heaviest blocks in the first round get the lightest in the second
+     * (block b and b + num_sms land on one multiprocessor).  The phase pairs
+     * of an odd kernel at stride 2 differ up to 4x in taps: interleaved, one
+     * multiprocessor in four got only the heaviest. */
+    unsigned char pp_order[kMaxPhaseStride * kMaxPhaseStride];
+    long long snake;
     int ntile[3];     /* tiles along D and H (in q) and W (in runs) */
     long long nblocks;
     phase_entry ph[2][kMaxPhaseStride]; /* D and H */

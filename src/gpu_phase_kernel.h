@@ -606,8 +606,10 @@ CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long
     long long r = vb;
     int ppi = 0;
     if (!p.all_phases) {
-        ppi = (int)(r % p.npp);
-        r /= p.npp;
+        const long long per = p.nblocks / p.npp;
+        const long long j = p.snake > 0 && vb >= p.snake ? p.nblocks - 1 - (vb - p.snake) : vb;
+        ppi = p.pp_order[j / per];
+        r = j - (j / per) * per;
     }
     b.ob = (int)(r % p.nocb);
     r /= p.nocb;

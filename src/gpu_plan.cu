@@ -93,6 +93,25 @@ struct tiling {
     int nofuse; /* 1: no fused W slot pair (phase_params.fuse_w), for measuring */
 };
 
+/* Tiled mode's block order (phase_params.pp_order, snake): phase pairs by
+ * taps, most first (a stable sort: ties keep their order). */
+void order_phase_pairs(phase_params *p, int num_sms)
+{
+    int work[kMaxPhaseStride * kMaxPhaseStride];
+    for (int i = 0; i < p->npp; i++) {
+        const int rd = i / p->s[1], rh = i % p->s[1];
+        work[i] = p->ph[0][rd].taps * p->ph[1][rh].taps;
+        p->pp_order[i] = (unsigned char)i;
+    }
+    for (int i = 1; i < p->npp; i++)
+        for (int j = i; j > 0 && work[p->pp_order[j]] > work[p->pp_order[j - 1]]; j--) {
+            const unsigned char t = p->pp_order[j];
+            p->pp_order[j] = p->pp_order[j - 1];
+            p->pp_order[j - 1] = t;
+        }
+    p->snake = p->nblocks > num_sms ? num_sms : 0;
+}
+
 /* Fills the phase kernel's parameters for tiling t; false if it does not
  * fit (threads, shared memory). */
 bool fill_phase(const convt3d_shape *s, const tiling &t, const device_limits &lim,
@@ -223,6 +242,7 @@ bool fill_phase(const convt3d_shape *s, const tiling &t, const device_limits &li
     p.wsm_floats = (int)wsm;
     p.nblocks = s->n * s->groups * p.nocb * (long long)p.ntile[0] * p.ntile[1] * p.ntile[2] *
                 (t.all ? 1 : p.npp);
+    order_phase_pairs(&p, lim.num_sms);
     *pp = p;
     *smem = (size_t)bytes;
     return true;
