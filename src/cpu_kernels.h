@@ -88,6 +88,12 @@ struct cpu_plan {
      * j and tile_b = vectors along the output channels. */
     int tile_a, tile_b;
     int64_t chunk;             /* j positions per tile: W work is split on these */
+    /* NCDHW, when nonzero: the weights are stored block by block of w_block
+     * output channels, [g][block][kd][kh][kw][ic][oc < w_block] (the last
+     * block zero-padded), so a tile's weights are one contiguous stream
+     * rather than a short piece of every cogp-long row. */
+    int64_t w_block;
+    int64_t w_group;           /* floats of packed weights per group */
     int stream;                /* y is large: kernels may write it with streaming stores */
     /* NCDHW input-row packing (0 slots: off): each needed input row (id, ih)
      * of a group is copied, all cig channels, into a per-thread slot of

@@ -179,6 +179,36 @@ static void plan_packing(cpu_plan *pl)
     pl->pack_row = row;
 }
 
+/* Regroups the packed weights by blocks of w_block output channels (see
+ * cpu_plan); 0 when out of memory. */
+static int block_weights(cpu_plan *pl)
+{
+    const convt3d_shape *s = &pl->s;
+    const int64_t ob = pl->w_block, blocks = (s->cog + ob - 1) / ob;
+    const int64_t rows = s->k_volume * s->cig; /* (tap, ic) rows of a group */
+    /* blocks * ob < 2 cog: within the headroom cpu_create's size check left */
+    const int64_t per_group = blocks * rows * ob;
+    if (blocks == 1 && ob == pl->cogp)
+        return 1; /* already this layout */
+    float *bw = alloc64((size_t)(s->groups * per_group) * sizeof(float));
+    if (!bw)
+        return 0;
+    for (int64_t g = 0; g < s->groups; g++)
+        for (int64_t b = 0; b < blocks; b++) {
+            const int64_t nb = cpu_min64(ob, s->cog - b * ob);
+            const float *src = pl->w + g * pl->w_group + b * ob;
+            float *dst = bw + g * per_group + b * rows * ob;
+            for (int64_t r = 0; r < rows; r++) {
+                memcpy(dst + r * ob, src + r * pl->cogp, (size_t)nb * sizeof(float));
+                memset(dst + r * ob + nb, 0, (size_t)(ob - nb) * sizeof(float));
+            }
+        }
+    free(pl->w);
+    pl->w = bw;
+    pl->w_group = per_group;
+    return 1;
+}
+
 static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal, const float *weight,
                                  const float *bias, int weights_on_device,
                                  convt3d_backend_state **state, const char **kernel_name)
@@ -221,7 +251,14 @@ static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal, const 
         for (int64_t g = 0; g < shape->groups; g++)
             memcpy(pl->bias + g * cogp, bias + g * shape->cog, (size_t)shape->cog * sizeof(float));
     pl->stream = want_streaming(shape);
+    pl->w_group = shape->k_volume * shape->cig * cogp;
     isa->plan(pl);
+    if (pl->w_block && !block_weights(pl)) {
+        free_plan(pl);
+        free(st);
+        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU plan: %lld blocked weights",
+                            (long long)packed);
+    }
     plan_packing(pl);
     const int ncdhw = shape->layout == CONVT3D_LAYOUT_NCDHW;
     pl->row = ncdhw ? isa->row_ncdhw : isa->row_ndhwc;
@@ -388,15 +425,15 @@ static cpu_thread_scratch thread_scratch(const cpu_plan *pl, const cpu_scratch_l
     return t;
 }
 
-/* Prefetches the input rows output row (od, oh) reads that the current row
- * (its nrt rows in ts->src) does not: without this, the first touch of each
- * new row is a chain of cache misses in the middle of the tiles (the rows of
- * all input channels are too many streams for the hardware prefetcher). */
+/* Prefetches the input rows of the next output row (its n rows in
+ * ts->next_src) that the current row (its nrt rows in ts->src) does not
+ * read: without this, the first touch of each new row is a chain of cache
+ * misses in the middle of the tiles (the rows of all input channels are too
+ * many streams for the hardware prefetcher). */
 static void prefetch_row_inputs(const cpu_plan *pl, cpu_thread_scratch *ts, const float *xg,
-                                int64_t ng, int64_t od, int64_t oh, int64_t nrt)
+                                int64_t ng, int64_t n, int64_t nrt)
 {
     const convt3d_shape *s = &pl->s;
-    const int64_t n = row_taps(pl, od, oh, ts->next_rt, ts->next_src);
     for (int64_t r = 0; r < n; r++) {
         const int64_t id = ts->next_src[r][0], ih = ts->next_src[r][1];
         int known = pl->pack_slots && pack_find(pl, &ts->pack, ng, id, ih) >= 0;
@@ -443,16 +480,20 @@ static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, cons
         job.w_lo = 0;
         job.w_hi = s->in[2];
     }
-    job.w = pl->w + g * s->k_volume * s->cig * pl->cogp;
+    job.w = pl->w + g * pl->w_group;
     job.bias = pl->bias ? pl->bias + g * pl->cogp : NULL;
-    job.rt = ts->rt;
     job.j0 = seg * sp->seg_len;
     job.j1 = cpu_min64(sp->jlen, job.j0 + sp->seg_len);
     job.scratch = ts->kernel;
     float *yp = y + n * s->y_stride[0] + g * s->cog * s->y_stride[1] + od * s->y_stride[2];
     const int64_t oh_end = cpu_min64(s->out[1], (hb + 1) * sp->rows_per_item);
-    for (int64_t oh = hb * sp->rows_per_item; oh < oh_end; oh++) {
-        job.nrt = row_taps(pl, od, oh, ts->rt, ts->src);
+    int64_t oh = hb * sp->rows_per_item;
+    int64_t nrt = row_taps(pl, od, oh, ts->rt, ts->src);
+    for (; oh < oh_end; oh++) {
+        /* this row's lists are in rt/src; the next row's go to next_rt/next_src
+         * (for the prefetch), and the two swap after the row */
+        job.rt = ts->rt;
+        job.nrt = nrt;
         ts->pack.now++;
         for (int64_t r = 0; r < job.nrt; r++)
             ts->rt[r].x_off =
@@ -460,10 +501,18 @@ static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, cons
                     ? pack_slot(pl, &ts->pack, xg, ng, ts->src[r][0], ts->src[r][1]) * s->cig *
                               pl->pack_row
                     : ts->src[r][0] * s->x_stride[2] + ts->src[r][1] * s->x_stride[3];
-        if (oh + 1 < oh_end)
-            prefetch_row_inputs(pl, ts, xg, ng, od, oh + 1, job.nrt);
+        if (oh + 1 < oh_end) {
+            nrt = row_taps(pl, od, oh + 1, ts->next_rt, ts->next_src);
+            prefetch_row_inputs(pl, ts, xg, ng, nrt, job.nrt);
+        }
         job.y = yp + oh * s->y_stride[3];
         pl->row(pl, &job);
+        cpu_row_tap *rt = ts->rt;
+        int64_t(*src)[2] = ts->src;
+        ts->rt = ts->next_rt;
+        ts->src = ts->next_src;
+        ts->next_rt = rt;
+        ts->next_src = src;
     }
 }
 

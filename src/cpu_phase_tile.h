@@ -46,22 +46,23 @@
 
 /* ---- NCDHW: O channels x V vectors along j ------------------------------ */
 
-/* One (input row, W tap) pair of a tile: where its x vectors start (input
- * channel 0, first lane), where its weights start, and its lane masks. */
-typedef struct ncdhw_pair {
-    const float *x;
-    int64_t w_off;           /* from the group's packed weights, before oc0 */
-    const vmask *mask;       /* [NCDHW_MAXV] lanes whose input is in the row */
-    int64_t full;            /* 1 when every lane is (loads need no mask) */
-} ncdhw_pair;
-
+/* A tile sums over every (input row, W tap) pair: the row's (kd, kh) from
+ * the row's list, the W tap from the chunk's prepared phase (which also
+ * holds the tap's lane masks).  The pointers are formed as the tile goes:
+ * listing the pairs per output row first cost more than the loop does. */
 typedef struct ncdhw_tile_args {
-    const ncdhw_pair *pairs; /* every (input row, W tap) reaching the tile */
-    int64_t npairs;
+    const float *x;          /* x (or the packed rows) + j0: row offsets add to it */
+    const cpu_row_tap *rt;   /* the (kd, kh) rows reaching the output row */
+    int64_t nrt;
+    const cpu_tap *kw;       /* the W taps of the phase that read inside the row */
+    const vmask *mask;       /* [tap][NCDHW_MAXV] lanes whose input is in the row */
+    const unsigned char *full; /* [tap] 1 when every lane is (loads need no mask) */
+    int64_t nkw;
+    int64_t tap_stride;      /* packed weights between taps: cig * cogp (cogp as below) */
     const float *w;          /* packed weights of the group + oc0 */
     const float *bias;       /* bias of the group + oc0, or NULL */
     const vmask *store;      /* [NCDHW_MAXV]: lanes to write */
-    int64_t cig, plane, cogp; /* plane: x channel stride */
+    int64_t cig, plane, cogp; /* plane: x channel stride; cogp: weights between ic */
     float *out;
     int64_t out_stride;      /* between output channels */
 } ncdhw_tile_args;
@@ -90,30 +91,32 @@ CPU_INLINE void ncdhw_tile_body(const ncdhw_tile_args *a, const int O, const int
         CPU_UNROLL for (int v = 0; v < V; v++)
             acc[o][v] = b;
     }
-    const int64_t cig = a->cig, plane = a->plane, cogp = a->cogp;
-    const ncdhw_pair *pr = a->pairs, *pend = a->pairs + a->npairs;
-    for (; pr < pend; pr++) {
-        vmask m[NCDHW_MAXV];
-        CPU_UNROLL for (int v = 0; v < V; v++)
-            m[v] = pr->mask[v];
-        /* Loop-invariant: the compiler unswitches the ic loop on it. */
-        const int full = NCDHW_SPLIT_FULL && pr->full;
-        const float *xp = pr->x;
-        const float *wp = a->w + pr->w_off;
-        /* Unrolled by 8 so that short channel loops (cig = 4, 8) run
-         * straight-line code and longer ones a short fixed trip count the
-         * branch predictor gets right; the order of the sum is unchanged. */
-        int64_t ic = 0;
-        for (; ic + 8 <= cig; ic += 8)
-            CPU_UNROLL for (int u = 0; u < 8; u++) {
+    const int64_t cig = a->cig, plane = a->plane, cogp = a->cogp, ts = a->tap_stride;
+    const cpu_row_tap *rt = a->rt, *rend = a->rt + a->nrt;
+    for (; rt < rend; rt++) {
+        for (int64_t t = 0; t < a->nkw; t++) {
+            vmask m[NCDHW_MAXV];
+            CPU_UNROLL for (int v = 0; v < V; v++)
+                m[v] = a->mask[t * NCDHW_MAXV + v];
+            /* Loop-invariant: the compiler unswitches the ic loop on it. */
+            const int full = NCDHW_SPLIT_FULL && a->full[t];
+            const float *xp = a->x + rt->x_off + a->kw[t].delta;
+            const float *wp = a->w + (rt->w_tap + a->kw[t].k) * ts;
+            /* Unrolled by 8 so that short channel loops (cig = 4, 8) run
+             * straight-line code and longer ones a short fixed trip count the
+             * branch predictor gets right; the order of the sum is unchanged. */
+            int64_t ic = 0;
+            for (; ic + 8 <= cig; ic += 8)
+                CPU_UNROLL for (int u = 0; u < 8; u++) {
+                    NCDHW_STEP(xp, wp);
+                    xp += plane;
+                    wp += cogp;
+                }
+            for (; ic < cig; ic++) {
                 NCDHW_STEP(xp, wp);
                 xp += plane;
                 wp += cogp;
             }
-        for (; ic < cig; ic++) {
-            NCDHW_STEP(xp, wp);
-            xp += plane;
-            wp += cogp;
         }
     }
     CPU_UNROLL for (int o = 0; o < O; o++)
@@ -129,7 +132,7 @@ static const ncdhw_tile_fn ncdhw_tiles[NCDHW_MAXV][NCDHW_MAXO] = {NCDHW_TILES(RE
 static const int ncdhw_ocb_max[NCDHW_MAXV] = NCDHW_OCB_MAX;
 
 /* Scratch layout of the NCDHW row kernel: a few prepared-chunk slots (see
- * ncdhw_prep_slot), the pair lists of one row, then the tile buffer
+ * ncdhw_prep_slot), then the tile buffer
  * [2][channel][L]. */
 #define NCDHW_PREP_SLOTS_MAX 8
 #define NCDHW_PREP_BUDGET ((size_t)256 << 10)
@@ -140,14 +143,9 @@ static int ncdhw_prep_slots(const cpu_plan *pl)
     const size_t n = NCDHW_PREP_BUDGET / ncdhw_slot_bytes(pl);
     return n < 1 ? 1 : n > NCDHW_PREP_SLOTS_MAX ? NCDHW_PREP_SLOTS_MAX : (int)n;
 }
-/* Pair lists of the two phases of a group: [2][kD*kH*kW]. */
-static size_t ncdhw_pairs_bytes(const cpu_plan *pl)
-{
-    return (size_t)(2 * pl->s.k_volume) * sizeof(ncdhw_pair);
-}
 static size_t ncdhw_prep_bytes(const cpu_plan *pl)
 {
-    const size_t n = (size_t)ncdhw_prep_slots(pl) * ncdhw_slot_bytes(pl) + ncdhw_pairs_bytes(pl);
+    const size_t n = (size_t)ncdhw_prep_slots(pl) * ncdhw_slot_bytes(pl);
     return (n + 63) / 64 * 64;
 }
 
@@ -300,34 +298,20 @@ static void row_ncdhw(const cpu_plan *pl, const cpu_row_job *job)
                                                                   : NCDHW_STRIDED;
     const int64_t group = mode == NCDHW_PAIR ? 2 : 1; /* phases prepared together */
     float *buf = (float *)((char *)job->scratch + ncdhw_prep_bytes(pl));
-    ncdhw_pair *pairs = (ncdhw_pair *)((char *)job->scratch + ncdhw_prep_bytes(pl) -
-                                       ncdhw_pairs_bytes(pl));
-    const int64_t tap_stride = s->cig * pl->cogp;
-    int64_t npairs[2];
     ncdhw_tile_args a;
+    a.rt = job->rt;
+    a.nrt = job->nrt;
+    a.tap_stride = s->cig * OB; /* weights in blocks of OB channels (plan_tiles) */
     a.cig = s->cig;
     a.plane = job->x_plane;
-    a.cogp = pl->cogp;
+    a.cogp = OB;
 
     for (int64_t j0 = job->j0; j0 < job->j1; j0 += L) {
         for (int64_t c0 = 0; c0 < pw->nphase; c0 += group) {
             const ncdhw_prep *prep = ncdhw_prepared(pl, job, c0, group, j0, V)->p;
             if (!prep[0].len)
                 continue; /* with a pair, phase 1 is never longer than phase 0 */
-            /* The (input row, W tap) pairs of each phase, shared by all
-             * channel blocks. */
-            for (int64_t i = 0; i < group; i++) {
-                ncdhw_pair *list = pairs + i * s->k_volume;
-                npairs[i] = 0;
-                for (int64_t r = 0; r < job->nrt; r++)
-                    for (int64_t t = 0; t < prep[i].nkw; t++, npairs[i]++) {
-                        ncdhw_pair *q = &list[npairs[i]];
-                        q->x = job->x + job->rt[r].x_off + j0 + prep[i].kw[t].delta;
-                        q->w_off = (job->rt[r].w_tap + prep[i].kw[t].k) * tap_stride;
-                        q->mask = prep[i].mask + t * NCDHW_MAXV;
-                        q->full = prep[i].full[t];
-                    }
-            }
+            a.x = job->x + j0;
             for (int64_t oc0 = 0; oc0 < s->cog; oc0 += OB) {
                 const int nb = (int)cpu_min64(OB, s->cog - oc0);
                 float *yb = job->y + oc0 * ys1;
@@ -335,14 +319,16 @@ static void row_ncdhw(const cpu_plan *pl, const cpu_row_job *job)
                 /* without streaming, stride-1 tiles store straight into y */
                 const int direct = mode == NCDHW_DIRECT || (mode == NCDHW_BUFFERED && !nt);
                 a.out_stride = direct ? ys1 : L;
-                a.w = job->w + oc0;
+                a.w = job->w + oc0 * s->k_volume * s->cig;
                 a.bias = job->bias ? job->bias + oc0 : NULL;
                 for (int64_t i = 0; i < group; i++) {
                     const ncdhw_prep *pp = &prep[i];
                     if (!pp->len)
                         continue;
-                    a.pairs = pairs + i * s->k_volume;
-                    a.npairs = npairs[i];
+                    a.kw = pp->kw;
+                    a.mask = pp->mask;
+                    a.full = pp->full;
+                    a.nkw = pp->nkw;
                     a.store = pp->store;
                     a.out = direct ? yb + j0 : buf + i * OB * L;
                     ncdhw_tiles[V - 1][nb - 1](&a);
@@ -507,6 +493,7 @@ static void plan_tiles(cpu_plan *pl)
         pl->tile_a = (int)v;
         pl->tile_b = (int)even_block(s->cog, ncdhw_ocb_max[v - 1]);
         pl->chunk = v * VL;
+        pl->w_block = pl->tile_b;
         pl->scratch_bytes =
             ncdhw_prep_bytes(pl) + (size_t)(2 * pl->tile_b * pl->chunk) * sizeof(float);
     } else {
