@@ -274,6 +274,20 @@ CT3D_DEV void stage_weights(const phase_params &p, float *wsm, const block_ctx &
     }
 }
 
+/* OCT weights of one tap: OCT/4 float4 loads, broadcast across the warp. */
+template <int OCT>
+CT3D_DEV void load_weights(float (&wv)[OCT], const float *wr)
+{
+    CT3D_UNROLL
+    for (int c4 = 0; c4 < OCT / 4; c4++) {
+        const float4 v = *reinterpret_cast<const float4 *>(wr + 4 * c4);
+        wv[4 * c4 + 0] = v.x;
+        wv[4 * c4 + 1] = v.y;
+        wv[4 * c4 + 2] = v.z;
+        wv[4 * c4 + 3] = v.w;
+    }
+}
+
 /* The hot loop for one W slot with TW taps: for every (D tap, H tap, input
  * channel) load a window of QW+TW-1 inputs and TW x OCT weights, do
  * TW*QW*OCT FMAs.  Offsets inside the loop body are compile-time. */
@@ -298,29 +312,32 @@ CT3D_DEV void accumulate_slot(float (&acc)[QW][OCT], const float *tile, const fl
             const int wh = gh.w0 + th * gh.wstep;
             const float *row = tbase + (zd * gh.ext + yh) * p.pitch;
             const float *wr = wbase + (wd * gh.wn + wh) * wrowf;
-            float win[QW + TW - 1];
+            float win[QW + TW - 1], w0[OCT];
             CT3D_UNROLL
             for (int j = 0; j < QW + TW - 1; j++)
                 win[j] = row[j];
+            load_weights<OCT>(w0, wr);
             CT3D_UNROLL2
             for (int ic = 0; ic < mine; ic++) {
-                /* the next channel's window is loaded before this one's FMAs,
-                 * which hide its latency (the last channel reloads its own) */
-                const float *next = ic + 1 < mine ? row + ics_step : row;
-                float nwin[QW + TW - 1];
+                /* the next channel's window and first tap are loaded before
+                 * this one's FMAs, which hide their latency (the last channel
+                 * reloads its own) */
+                const bool more = ic + 1 < mine;
+                const float *next = more ? row + ics_step : row;
+                float nwin[QW + TW - 1], nw0[OCT];
                 CT3D_UNROLL
                 for (int j = 0; j < QW + TW - 1; j++)
                     nwin[j] = next[j];
+                load_weights<OCT>(nw0, more ? wr + wics_step : wr);
                 CT3D_UNROLL
                 for (int t = 0; t < TW; t++) {
                     float wv[OCT];
-                    CT3D_UNROLL
-                    for (int c4 = 0; c4 < OCT / 4; c4++) {
-                        const float4 v = *reinterpret_cast<const float4 *>(wr + t * OCT + 4 * c4);
-                        wv[4 * c4 + 0] = v.x;
-                        wv[4 * c4 + 1] = v.y;
-                        wv[4 * c4 + 2] = v.z;
-                        wv[4 * c4 + 3] = v.w;
+                    if (t == 0) {
+                        CT3D_UNROLL
+                        for (int o = 0; o < OCT; o++)
+                            wv[o] = w0[o];
+                    } else {
+                        load_weights<OCT>(wv, wr + t * OCT);
                     }
                     CT3D_UNROLL
                     for (int i = 0; i < QW; i++) {
@@ -332,6 +349,9 @@ CT3D_DEV void accumulate_slot(float (&acc)[QW][OCT], const float *tile, const fl
                 CT3D_UNROLL
                 for (int j = 0; j < QW + TW - 1; j++)
                     win[j] = nwin[j];
+                CT3D_UNROLL
+                for (int o = 0; o < OCT; o++)
+                    w0[o] = nw0[o];
                 row += ics_step;
                 wr += wics_step;
             }
@@ -387,17 +407,22 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
             const float *row = tbase + (zd * gh.ext + yh) * p.pitch;
             const float *wr0 = wbase + (wd * gh.wn + wh) * wrowf + wp0;
             const float *wr1 = wbase + (wd * gh.wn + wh) * wrowf + wp1;
-            float win[L];
+            /* the window and slot 0's first tap one channel ahead (as
+             * accumulate_slot; here an iteration is only 64 FMAs per tap) */
+            float win[L], w00[OCT];
             CT3D_UNROLL
             for (int j = 0; j < L; j++)
                 win[j] = row[j];
+            load_weights<OCT>(w00, wr0);
             CT3D_UNROLL2
             for (int ic = 0; ic < mine; ic++) {
-                const float *next = ic + 1 < mine ? row + ics_step : row; /* as accumulate_slot */
-                float nwin[L];
+                const bool more = ic + 1 < mine;
+                const float *next = more ? row + ics_step : row;
+                float nwin[L], nw00[OCT];
                 CT3D_UNROLL
                 for (int j = 0; j < L; j++)
                     nwin[j] = next[j];
+                load_weights<OCT>(nw00, more ? wr0 + wics_step : wr0);
                 CT3D_UNROLL
                 for (int f = 0; f < 2; f++) {
                     const int a = f ? A1 : A0;
@@ -405,14 +430,12 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
                     CT3D_UNROLL
                     for (int t = 0; t < T; t++) {
                         float wv[OCT];
-                        CT3D_UNROLL
-                        for (int c4 = 0; c4 < OCT / 4; c4++) {
-                            const float4 v =
-                                *reinterpret_cast<const float4 *>(wr + t * OCT + 4 * c4);
-                            wv[4 * c4 + 0] = v.x;
-                            wv[4 * c4 + 1] = v.y;
-                            wv[4 * c4 + 2] = v.z;
-                            wv[4 * c4 + 3] = v.w;
+                        if (f == 0 && t == 0) {
+                            CT3D_UNROLL
+                            for (int o = 0; o < OCT; o++)
+                                wv[o] = w00[o];
+                        } else {
+                            load_weights<OCT>(wv, wr + t * OCT);
                         }
                         CT3D_UNROLL
                         for (int i = 0; i < QW; i++) {
@@ -425,6 +448,9 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
                 CT3D_UNROLL
                 for (int j = 0; j < L; j++)
                     win[j] = nwin[j];
+                CT3D_UNROLL
+                for (int o = 0; o < OCT; o++)
+                    w00[o] = nw00[o];
                 row += ics_step;
                 wr0 += wics_step;
                 wr1 += wics_step;

@@ -477,10 +477,12 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
      * 64-thread grouped depthwise tile 9% faster (0.127 -> 0.116 ms) but the
      * 192- and 96-thread kernelbench tiles 6% and 13% slower (0.280 -> 0.298,
      * 0.284 -> 0.320 ms; more warps, but more shared-memory stalls).  The
-     * driver reserves 1 KB of shared memory a block; an 8th tile field of 0
+     * driver reserves 1 KB of shared memory a block; 4 channels a thread only
+     * (with 8, ptxas spills 1 KB at 96 registers); an 8th tile field of 0
      * keeps the 128-register build, for measuring. */
-    k->occ3 = sw == 2 && bt.qw == 4 && phase_features(bp) == 0 && bp.nthreads <= 64 &&
-              3 * ((long long)bsmem + 1024) <= lim.smem_sm && !(is_forced && forced[7] == 0);
+    k->occ3 = sw == 2 && bt.qw == 4 && bt.oct == 4 && phase_features(bp) == 0 &&
+              bp.nthreads <= 64 && 3 * ((long long)bsmem + 1024) <= lim.smem_sm &&
+              !(is_forced && forced[7] == 0);
     return true;
 }
 
