@@ -8,7 +8,7 @@
  *    each in both layouts with and without bias.
  * Targets: the CPU with its default kernel, each other CPU kernel variant the
  * machine supports (forced through CONVT3D_CPU_ISA), the CPU with streaming
- * stores forced on (CONVT3D_CPU_STREAM=1) and with input-row packing forced on
+ * stores forced on (CONVT3D_CPU_STREAM=1; default and AVX2 kernels) and with input-row packing forced on
  * (CONVT3D_CPU_PACK=1), and CUDA with device pointers and with host pointers.  A target that is not available here prints why and
  * skips.  Then the full kernelbench shape once per device, and the CPU
  * output's independence of the thread count. */
@@ -131,6 +131,7 @@ enum {
     T_CPU_AVX2,
     T_CPU_GENERIC,
     T_CPU_STREAM,
+    T_CPU_AVX2_STREAM,
     T_CPU_PACK,
     T_CUDA_DEVICE,
     T_CUDA_HOST,
@@ -142,6 +143,8 @@ static const target targets[T_COUNT] = {
     {"cpu avx2", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, "avx2", NULL, NULL},
     {"cpu generic", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, "generic", NULL, NULL},
     {"cpu streaming stores", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, NULL, "1", NULL},
+    {"cpu avx2 kernel, streaming stores", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, "avx2", "1",
+     NULL},
     {"cpu input-row packing", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, NULL, NULL, "1"},
     {"cuda, device pointers", {CONVT3D_DEVICE_CUDA, 0}, DEVICE_POINTERS, NULL, NULL, NULL},
     {"cuda, host pointers", {CONVT3D_DEVICE_CUDA, 0}, HOST_POINTERS, NULL, NULL, NULL},
@@ -264,6 +267,7 @@ TARGET_TESTS(T_CPU)
 TARGET_TESTS(T_CPU_AVX2)
 TARGET_TESTS(T_CPU_GENERIC)
 TARGET_TESTS(T_CPU_STREAM)
+TARGET_TESTS(T_CPU_AVX2_STREAM)
 TARGET_TESTS(T_CPU_PACK)
 TARGET_TESTS(T_CUDA_DEVICE)
 TARGET_TESTS(T_CUDA_HOST)
@@ -430,6 +434,9 @@ void register_backend_tests(void)
         {"cpu streaming stores: random problems", random_T_CPU_STREAM},
         {"cpu streaming stores: edge cases", edges_T_CPU_STREAM},
         {"cpu streaming stores: bench shapes (reduced)", bench_T_CPU_STREAM},
+        {"cpu avx2 kernel, streaming stores: random problems", random_T_CPU_AVX2_STREAM},
+        {"cpu avx2 kernel, streaming stores: edge cases", edges_T_CPU_AVX2_STREAM},
+        {"cpu avx2 kernel, streaming stores: bench shapes (reduced)", bench_T_CPU_AVX2_STREAM},
         {"cpu, input rows packed: random problems", random_T_CPU_PACK},
         {"cpu, input rows packed: edge cases", edges_T_CPU_PACK},
         {"cpu, input rows packed: bench shapes (reduced)", bench_T_CPU_PACK},
