@@ -1,6 +1,7 @@
 /* The stride-phase kernels for AVX-512 (F, VL, BW, DQ): 16 lanes, 32 vector
- * registers, lane masks in k registers, so W borders cost nothing in the hot
- * loop.  Built with its own -m flags (Makefile.am) and only picked when the
+ * registers, lane masks in k registers, so W borders cost little in the hot
+ * loop; taps whose lanes all lie inside the row still load unmasked
+ * (NCDHW_SPLIT_FULL: measured on Zen 4, 0.5-3% faster).  Built with its own -m flags (Makefile.am) and only picked when the
  * CPU reports AVX-512 (cpu_omp.c). */
 #include <immintrin.h>
 
@@ -57,7 +58,7 @@ static inline void v_interleave2_stream(vf a, vf b, float *p)
 #define NCDHW_MAXO 16
 #define NCDHW_OCB_MAX {16, 12, 8, 6}
 #define NCDHW_TILES(X) UPTO16(X, 1) UPTO12(X, 2) UPTO8(X, 3) UPTO6(X, 4)
-#define NCDHW_SPLIT_FULL 0
+#define NCDHW_SPLIT_FULL 1
 #define NDHWC_MAXV 4
 #define NDHWC_MAXP 16
 #define NDHWC_POS_MAX {16, 12, 8, 6}

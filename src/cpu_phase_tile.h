@@ -10,8 +10,9 @@
  *   same with non-temporal stores, p VL-aligned), v_stream(p, v)
  *   (non-temporal store to a VL-aligned p), v_fence() (orders those stores)
  *   NCDHW_MAXV, NCDHW_MAXO, NCDHW_OCB_MAX, NCDHW_TILES(X)   tile shapes
- *   NCDHW_SPLIT_FULL  1 where masked loads cost registers or time (AVX2):
- *                     taps whose lanes are all inside the row load unmasked
+ *   NCDHW_SPLIT_FULL  1 where masked loads cost registers or time (AVX2,
+ *                     and a little on Zen 4): taps whose lanes are all inside
+ *                     the row load unmasked
  *   NDHWC_MAXV, NDHWC_MAXP, NDHWC_POS_MAX, NDHWC_TILES(X)
  *   CPU_ISA_SYMBOL, CPU_ISA_NAME
  *
