@@ -407,13 +407,17 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
             const float *row = tbase + (zd * gh.ext + yh) * p.pitch;
             const float *wr0 = wbase + (wd * gh.wn + wh) * wrowf + wp0;
             const float *wr1 = wbase + (wd * gh.wn + wh) * wrowf + wp1;
-            /* the window and slot 0's first tap one channel ahead (as
-             * accumulate_slot; here an iteration is only 64 FMAs per tap) */
+            /* the window one channel ahead (as accumulate_slot), and slot
+             * 0's first tap too where there are two taps a slot: on the H200
+             * that took k4s2p1 (T 2) from 0.625 to 0.596 ms but unet (T 1)
+             * from 1.54 to 1.67 ms */
+            constexpr bool ahead = T > 1;
             float win[L], w00[OCT];
             CT3D_UNROLL
             for (int j = 0; j < L; j++)
                 win[j] = row[j];
-            load_weights<OCT>(w00, wr0);
+            if constexpr (ahead)
+                load_weights<OCT>(w00, wr0);
             CT3D_UNROLL2
             for (int ic = 0; ic < mine; ic++) {
                 const bool more = ic + 1 < mine;
@@ -422,7 +426,8 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
                 CT3D_UNROLL
                 for (int j = 0; j < L; j++)
                     nwin[j] = next[j];
-                load_weights<OCT>(nw00, more ? wr0 + wics_step : wr0);
+                if constexpr (ahead)
+                    load_weights<OCT>(nw00, more ? wr0 + wics_step : wr0);
                 CT3D_UNROLL
                 for (int f = 0; f < 2; f++) {
                     const int a = f ? A1 : A0;
@@ -430,7 +435,7 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
                     CT3D_UNROLL
                     for (int t = 0; t < T; t++) {
                         float wv[OCT];
-                        if (f == 0 && t == 0) {
+                        if (ahead && f == 0 && t == 0) {
                             CT3D_UNROLL
                             for (int o = 0; o < OCT; o++)
                                 wv[o] = w00[o];
@@ -448,9 +453,11 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
                 CT3D_UNROLL
                 for (int j = 0; j < L; j++)
                     win[j] = nwin[j];
-                CT3D_UNROLL
-                for (int o = 0; o < OCT; o++)
-                    w00[o] = nw00[o];
+                if constexpr (ahead) {
+                    CT3D_UNROLL
+                    for (int o = 0; o < OCT; o++)
+                        w00[o] = nw00[o];
+                }
                 row += ics_step;
                 wr0 += wics_step;
                 wr1 += wics_step;
