@@ -9,12 +9,36 @@
 #include "timing.h"
 #include "verify.h"
 
+/* floor(a / b) for b > 0 and any sign of a. */
+static int64_t floor_div64(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/* Pairs (input i, tap k) of dim d whose output o = i*s - p + k*l lands in
+ * [0, out): the contributions padding does not crop. */
+static double dim_pairs(const convt3d_problem *p, int d)
+{
+    const int64_t in = p->in_size[d], s = p->stride[d], pad = p->padding[d];
+    const int64_t l = p->dilation[d];
+    int64_t out = 0;
+    int64_t dims[3];
+    if (convt3d_output_dims(p, dims) == CONVT3D_SUCCESS)
+        out = dims[d];
+    double pairs = 0.0;
+    for (int64_t k = 0; k < p->kernel[d]; k++) {
+        const int64_t base = k * l - pad; /* o = i*s + base */
+        const int64_t lo = base >= 0 ? 0 : (-base) / s + ((-base) % s != 0);
+        int64_t hi = floor_div64(out - 1 - base, s);
+        if (hi > in - 1)
+            hi = in - 1;
+        if (hi >= lo)
+            pairs += (double)(hi - lo + 1);
+    }
+    return pairs;
+}
+
 double problem_macs(const convt3d_problem *p)
 {
-    const double sp = (double)p->in_size[0] * (double)p->in_size[1] * (double)p->in_size[2];
-    const double kv = (double)p->kernel[0] * (double)p->kernel[1] * (double)p->kernel[2];
-    return (double)p->batch * (double)p->in_channels * sp *
-           (double)(p->out_channels / p->groups) * kv;
+    return (double)p->batch * (double)p->in_channels * (double)(p->out_channels / p->groups) *
+           dim_pairs(p, 0) * dim_pairs(p, 1) * dim_pairs(p, 2);
 }
 
 void verify_plan_choose(const convt3d_problem *p, int want, double budget_macs, verify_plan *vp)

@@ -52,7 +52,9 @@ verify_result verify_compare(const verify_plan *vp, const convt3d_problem *p, co
 
 void verify_plan_free(verify_plan *vp);
 
-/* The problem's useful multiply-adds: N * C_in * D*H*W * (C_out/G) * kD*kH*kW. */
+/* The problem's useful multiply-adds: N * C_in * (C_out/G) times, per dim,
+ * the (input, tap) pairs whose output padding does not crop -- at most
+ * D*H*W * kD*kH*kW (the contributions a direct algorithm cannot avoid). */
 double problem_macs(const convt3d_problem *p);
 
 #endif
