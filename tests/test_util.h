@@ -57,6 +57,7 @@ typedef struct check_result {
     int ok;            /* 1 when everything matched */
     int skipped;       /* 1 when the device is not available */
     double rel_l2;     /* real-valued pass vs reference */
+    double rel_l2_mag; /* the same error against the contributions' size (judged) */
     double exact_diff; /* small-integer pass: max |a - ref| (must be 0) */
     int64_t unwritten; /* poisoned elements left in the output */
     char message[512];
@@ -64,7 +65,9 @@ typedef struct check_result {
 
 /* Runs the problem on `device` with fresh random data from `seed`:
  * (1) small-integer data, compared bit-exactly with the reference;
- * (2) uniform data, relative L2 error <= tol.  Outputs are poisoned first.
+ * (2) uniform data, relative L2 error <= tol (where the result cancels to
+ *     near zero: the error relative to the reference on |x|, |w|, |bias|).
+ * Outputs are poisoned first.
  * With DEVICE_POINTERS, x/y/weight/bias are copied to the GPU first. */
 check_result check_backend(const convt3d_problem *p, convt3d_device device, uint64_t seed,
                            pointer_mode mode, double tol);
