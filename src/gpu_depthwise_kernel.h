@@ -12,7 +12,7 @@
 #define CONVT3D_GPU_DEPTHWISE_KERNEL_H
 
 #include "gpu_depthwise.h"
-#include "gpu_simple_kernels.h" /* CT3D_* macros, fdiv_q */
+#include "gpu_simple_kernels.h" /* CT3D_* macros, fdiv_q, copy4/copy16, load_floats */
 
 /* The D and H tap loops run once or twice a phase on the common shapes:
  * unrolling them only costs registers (occupancy). */
@@ -23,34 +23,6 @@
 #endif
 
 namespace ct3d {
-
-/* Global -> shared copies (cp.async), zero-filling when !valid (the source
- * is then not read). */
-#ifdef CONVT3D_GPU_EMULATE
-CT3D_DEV void dw_copy4(float *dst, const float *src, bool valid) { *dst = valid ? *src : 0.0f; }
-CT3D_DEV void dw_copy16(float *dst, const float *src, bool valid)
-{
-    for (int j = 0; j < 4; j++)
-        dst[j] = valid ? src[j] : 0.0f;
-}
-CT3D_DEV void dw_copy_wait() {}
-#else
-CT3D_DEV void dw_copy4(float *dst, const float *src, bool valid)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src),
-                 "r"(valid ? 4 : 0)
-                 : "memory");
-}
-CT3D_DEV void dw_copy16(float *dst, const float *src, bool valid)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src),
-                 "r"(valid ? 16 : 0)
-                 : "memory");
-}
-CT3D_DEV void dw_copy_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-#endif
 
 /* The input rows of the tile, [ext[0]][ext[1]][pitch], zeros outside x.
  * Units (a float4 or a float) are spread over the whole block; the unit ->
@@ -70,11 +42,11 @@ CT3D_DEV void dw_stage_input(const dw_params &p, float *tile, int tid, long long
         if (vec) { /* columns 4u .. 4u+3: all inside x or all outside */
             const int iw = worg + 4 * u;
             const bool in = row_in && (unsigned)iw < (unsigned)p.in[2];
-            dw_copy16(tile + r * p.pitch + 4 * u, in ? p.x + roff + iw : p.x, in);
+            copy16(tile + r * p.pitch + 4 * u, in ? p.x + roff + iw : p.x, in);
         } else {
             const int iw = worg + u;
             const bool in = row_in && (unsigned)iw < (unsigned)p.in[2];
-            dw_copy4(tile + r * p.pitch + u, in ? p.x + roff + (long long)iw * p.xs[4] : p.x, in);
+            copy4(tile + r * p.pitch + u, in ? p.x + roff + (long long)iw * p.xs[4] : p.x, in);
         }
     }
 }
@@ -109,22 +81,8 @@ CT3D_DEV void dw_accumulate_fast(float (&acc)[SW][kDwRun / SW], const float *row
         CT3D_NOUNROLL
         for (int th = 0; th < htaps; th++) {
             float win[LW], wv[NW];
-            CT3D_UNROLL
-            for (int v = 0; v < LW / 4; v++) {
-                const float4 t = reinterpret_cast<const float4 *>(row)[v];
-                win[4 * v + 0] = t.x;
-                win[4 * v + 1] = t.y;
-                win[4 * v + 2] = t.z;
-                win[4 * v + 3] = t.w;
-            }
-            CT3D_UNROLL
-            for (int v = 0; v < NW / 4; v++) {
-                const float4 t = reinterpret_cast<const float4 *>(wr)[v];
-                wv[4 * v + 0] = t.x;
-                wv[4 * v + 1] = t.y;
-                wv[4 * v + 2] = t.z;
-                wv[4 * v + 3] = t.w;
-            }
+            load_floats<LW>(win, row);
+            load_floats<NW>(wv, wr);
             CT3D_UNROLL
             for (int t = 0; t < T0; t++)
                 CT3D_UNROLL
@@ -238,7 +196,7 @@ CT3D_DEV void dw_block(const dw_params &p, float *smem, int tid, int c, int n, u
     dw_stage_weights(p, wsm, tid, wc);
     dw_stage_input(p, tile_sm, tid, xoff, q0d + p.lo[0], q0h + p.lo[1],
                    tw * p.tx * QW + p.worg);
-    dw_copy_wait();
+    copy_wait();
     CT3D_SYNC();
 
     const float bias = p.bias ? CT3D_LDG(p.bias + c) : 0.0f;

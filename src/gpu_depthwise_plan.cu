@@ -15,20 +15,6 @@ constexpr long long kDwIntLimit = 1LL << 28;
 constexpr int kDwThreads = 256;
 constexpr long long kGridYZ = 65535;
 
-long long dw_gcd(long long a, long long b)
-{
-    while (b) {
-        const long long t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-long long dw_ceil_div(long long a, long long b) { return (a + b - 1) / b; }
-
-long long dw_floor_div(long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
 int pow2_at_least(long long v, int cap)
 {
     int p = 1;
@@ -45,20 +31,6 @@ int log2_of(int v)
     return l;
 }
 
-/* Multiply-high divisor of d, 1 <= d < 2^31 (as fdiv_q in gpu_simple_kernels.h). */
-fdiv dw_fdiv(long long d)
-{
-    fdiv f;
-    unsigned sh = 0;
-    while ((1ULL << sh) < (unsigned long long)d)
-        sh++;
-    f.d = (unsigned)d;
-    f.s = sh;
-    f.m = (unsigned)(((1ULL << 32) * ((1ULL << sh) - (unsigned long long)d)) /
-                         (unsigned long long)d + 1);
-    return f;
-}
-
 /* D or H: the phase table and the staged-row span of a tile, relative to
  * tile * threads: rows lo .. lo + threads + span - 1.  qmax: the most q rows
  * of a phase. */
@@ -68,7 +40,7 @@ struct dh_span {
 
 dh_span fill_dh(const convt3d_shape *s, int d, dw_params *p)
 {
-    const long long sd = s->s[d], l = s->l[d], g = dw_gcd(sd, l);
+    const long long sd = s->s[d], l = s->l[d], g = gcd64(sd, l);
     p->dm[d] = (int)(l / g);
     p->kstep[d] = (int)(sd / g);
     long long lo = 0, hi = 0, qmax = 0;
@@ -78,8 +50,8 @@ dh_span fill_dh(const convt3d_shape *s, int d, dw_params *p)
         const convt3d_phase c = convt3d_phase_of(s, d, r);
         const long long k0 = c.first_tap >= 0 ? c.first_tap : 0;
         const long long m0 = c.first_tap >= 0 ? (k0 * l - r) / sd : 0;
-        const long long qlo = s->p[d] >= r ? dw_ceil_div(s->p[d] - r, sd) : 0;
-        const long long qhi = dw_floor_div(s->out[d] - 1 + s->p[d] - r, sd);
+        const long long qlo = s->p[d] >= r ? ceil_div(s->p[d] - r, sd) : 0;
+        const long long qhi = floor_div(s->out[d] - 1 + s->p[d] - r, sd);
         const long long qc = qhi >= qlo ? qhi - qlo + 1 : 0;
         ph[r].taps = (int)c.taps;
         ph[r].qcount = (int)qc;
@@ -108,7 +80,7 @@ dh_span fill_dh(const convt3d_shape *s, int d, dw_params *p)
 bool fill_w(const convt3d_shape *s, dw_params *p)
 {
     const int sw = (int)s->s[2], l = (int)s->l[2], pw = (int)s->p[2];
-    const int kstep = sw / (int)dw_gcd(sw, l);
+    const int kstep = sw / (int)gcd64(sw, l);
     int start[2] = {0, 0}, pos = 0, smin = 0;
     bool any = false;
     p->sw = sw;
@@ -219,10 +191,10 @@ bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *thre
         p.ys[d] = s->y_stride[d];
     }
     const int qw = kDwRun / p.sw;
-    const long long runs = dw_ceil_div(s->out[2], kDwRun);
+    const long long runs = ceil_div(s->out[2], kDwRun);
     p.tx = pow2_at_least(runs, 32);
     p.lx = log2_of(p.tx);
-    p.ntile[2] = (int)dw_ceil_div(runs, p.tx);
+    p.ntile[2] = (int)ceil_div(runs, p.tx);
     if (p.fast) {
         const int tm = p.wt[0] > p.wt[1] ? p.wt[0] : p.wt[1];
         const int lw = (qw + tm - 1 + 3) / 4 * 4;
@@ -255,8 +227,8 @@ bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *thre
             continue;
         const double waste = (double)(tz + (sd.span > 0 ? sd.span : 0)) / tz *
                              (double)(ty + (sh.span > 0 ? sh.span : 0)) / ty *
-                             (double)dw_ceil_div(sd.qmax, tz) * tz / (sd.qmax ? sd.qmax : 1) *
-                             (double)dw_ceil_div(sh.qmax, ty) * ty / (sh.qmax ? sh.qmax : 1) *
+                             (double)ceil_div(sd.qmax, tz) * tz / (sd.qmax ? sd.qmax : 1) *
+                             (double)ceil_div(sh.qmax, ty) * ty / (sh.qmax ? sh.qmax : 1) *
                              ((double)rows / (tz * ty));
         if (bz == 0 || waste < best - 1e-9) {
             best = waste;
@@ -275,8 +247,8 @@ bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *thre
     p.lo[1] = sh.lo;
     p.ext[0] = sd.span < 0 ? 0 : p.tz + sd.span;
     p.ext[1] = sh.span < 0 ? 0 : p.ty + sh.span;
-    p.ntile[0] = (int)dw_ceil_div(sd.qmax, p.tz);
-    p.ntile[1] = (int)dw_ceil_div(sh.qmax, p.ty);
+    p.ntile[0] = (int)ceil_div(sd.qmax, p.tz);
+    p.ntile[1] = (int)ceil_div(sh.qmax, p.ty);
     const long long tiles = (long long)p.ntile[0] * p.ntile[1] * p.ntile[2];
     if (tiles >= (1LL << 31) || tiles < 1) {
         snprintf(why, why_size, "%lld spatial tiles", tiles);
@@ -293,11 +265,11 @@ bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *thre
     }
     finish_dh(0, &p);
     finish_dh(1, &p);
-    p.dv_tw = dw_fdiv(p.ntile[2]);
-    p.dv_th = dw_fdiv(p.ntile[1]);
-    p.dv_u1 = dw_fdiv(p.ew);
-    p.dv_u4 = dw_fdiv(p.pitch / 4 > 0 ? p.pitch / 4 : 1);
-    p.dv_exth = dw_fdiv(p.ext[1] > 0 ? p.ext[1] : 1);
+    p.dv_tw = fdiv_make(p.ntile[2]);
+    p.dv_th = fdiv_make(p.ntile[1]);
+    p.dv_u1 = fdiv_make(p.ew);
+    p.dv_u4 = fdiv_make(p.pitch / 4 > 0 ? p.pitch / 4 : 1);
+    p.dv_exth = fdiv_make(p.ext[1] > 0 ? p.ext[1] : 1);
     *out = p;
     *smem = (size_t)(wsm + (long long)p.ext[0] * p.ext[1] * p.pitch) * sizeof(float);
     *threads = p.nthreads;

@@ -111,6 +111,40 @@ struct fdiv {
     unsigned d, m, s;
 };
 
+/* Host-side integer helpers of the planners (gpu_plan.cu,
+ * gpu_depthwise_plan.cu). */
+inline long long gcd64(long long a, long long b)
+{
+    while (b) {
+        const long long t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+inline long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+/* floor(a / b) for b > 0 and any sign of a. */
+inline long long floor_div(long long a, long long b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* The multiply-high divisor of d (1 <= d < 2^31). */
+inline fdiv fdiv_make(long long d)
+{
+    fdiv f;
+    unsigned sh = 0;
+    while ((1ULL << sh) < (unsigned long long)d)
+        sh++;
+    f.d = (unsigned)d;
+    f.s = sh;
+    f.m = (unsigned)(((1ULL << 32) * ((1ULL << sh) - (unsigned long long)d)) /
+                         (unsigned long long)d + 1);
+    return f;
+}
+
 /* Parameters of the simple kernels: depthwise, generic direct, weight packing. */
 struct simple_params {
     const float *x;

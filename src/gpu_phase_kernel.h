@@ -141,7 +141,11 @@ CT3D_DEV bool tile_has_rows(const phase_params &p, int d, int r, int q0, int thr
  * must precede the barrier that publishes the tile. */
 #ifdef CONVT3D_GPU_EMULATE
 CT3D_DEV void copy4(float *dst, const float *src, bool valid) { *dst = valid ? *src : 0.0f; }
-CT3D_DEV void copy16(float4 *dst, const float4 *src) { *dst = *src; }
+CT3D_DEV void copy16(float *dst, const float *src, bool valid)
+{
+    for (int j = 0; j < 4; j++)
+        dst[j] = valid ? src[j] : 0.0f;
+}
 CT3D_DEV void copy_wait() {}
 #else
 CT3D_DEV void copy4(float *dst, const float *src, bool valid)
@@ -151,10 +155,12 @@ CT3D_DEV void copy4(float *dst, const float *src, bool valid)
                  "r"(valid ? 4 : 0)
                  : "memory");
 }
-CT3D_DEV void copy16(float4 *dst, const float4 *src)
+CT3D_DEV void copy16(float *dst, const float *src, bool valid)
 {
     const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src),
+                 "r"(valid ? 16 : 0)
+                 : "memory");
 }
 CT3D_DEV void copy_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 #endif
@@ -259,7 +265,8 @@ CT3D_DEV void stage_weights(const phase_params &p, float *wsm, const block_ctx &
         int z = rr.z, y = rr.y;
         float4 *dst = dst4 + (long long)rr.r0 * row4 + at;
         for (int r = rr.r0; r < rr.r1; r++) {
-            copy16(dst, src4 + off);
+            copy16(reinterpret_cast<float *>(dst), reinterpret_cast<const float *>(src4 + off),
+                   true);
             dst += row4;
             off += step_y;
             if (++y == gh.wn) {
@@ -274,17 +281,19 @@ CT3D_DEV void stage_weights(const phase_params &p, float *wsm, const block_ctx &
     }
 }
 
-/* OCT weights of one tap: OCT/4 float4 loads, broadcast across the warp. */
-template <int OCT>
-CT3D_DEV void load_weights(float (&wv)[OCT], const float *wr)
+/* N consecutive floats of shared memory (16-byte aligned, N a multiple of
+ * 4) as N/4 float4 loads: a tap's OCT weights (broadcast across the warp),
+ * or a window. */
+template <int N>
+CT3D_DEV void load_floats(float (&v)[N], const float *src)
 {
     CT3D_UNROLL
-    for (int c4 = 0; c4 < OCT / 4; c4++) {
-        const float4 v = *reinterpret_cast<const float4 *>(wr + 4 * c4);
-        wv[4 * c4 + 0] = v.x;
-        wv[4 * c4 + 1] = v.y;
-        wv[4 * c4 + 2] = v.z;
-        wv[4 * c4 + 3] = v.w;
+    for (int c4 = 0; c4 < N / 4; c4++) {
+        const float4 t = *reinterpret_cast<const float4 *>(src + 4 * c4);
+        v[4 * c4 + 0] = t.x;
+        v[4 * c4 + 1] = t.y;
+        v[4 * c4 + 2] = t.z;
+        v[4 * c4 + 3] = t.w;
     }
 }
 
@@ -316,7 +325,7 @@ CT3D_DEV void accumulate_slot(float (&acc)[QW][OCT], const float *tile, const fl
             CT3D_UNROLL
             for (int j = 0; j < QW + TW - 1; j++)
                 win[j] = row[j];
-            load_weights<OCT>(w0, wr);
+            load_floats<OCT>(w0, wr);
             CT3D_UNROLL2
             for (int ic = 0; ic < mine; ic++) {
                 /* the next channel's window and first tap are loaded before
@@ -328,7 +337,7 @@ CT3D_DEV void accumulate_slot(float (&acc)[QW][OCT], const float *tile, const fl
                 CT3D_UNROLL
                 for (int j = 0; j < QW + TW - 1; j++)
                     nwin[j] = next[j];
-                load_weights<OCT>(nw0, more ? wr + wics_step : wr);
+                load_floats<OCT>(nw0, more ? wr + wics_step : wr);
                 CT3D_UNROLL
                 for (int t = 0; t < TW; t++) {
                     float wv[OCT];
@@ -337,7 +346,7 @@ CT3D_DEV void accumulate_slot(float (&acc)[QW][OCT], const float *tile, const fl
                         for (int o = 0; o < OCT; o++)
                             wv[o] = w0[o];
                     } else {
-                        load_weights<OCT>(wv, wr + t * OCT);
+                        load_floats<OCT>(wv, wr + t * OCT);
                     }
                     CT3D_UNROLL
                     for (int i = 0; i < QW; i++) {
@@ -417,7 +426,7 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
             for (int j = 0; j < L; j++)
                 win[j] = row[j];
             if constexpr (ahead)
-                load_weights<OCT>(w00, wr0);
+                load_floats<OCT>(w00, wr0);
             CT3D_UNROLL2
             for (int ic = 0; ic < mine; ic++) {
                 const bool more = ic + 1 < mine;
@@ -427,7 +436,7 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
                 for (int j = 0; j < L; j++)
                     nwin[j] = next[j];
                 if constexpr (ahead)
-                    load_weights<OCT>(nw00, more ? wr0 + wics_step : wr0);
+                    load_floats<OCT>(nw00, more ? wr0 + wics_step : wr0);
                 CT3D_UNROLL
                 for (int f = 0; f < 2; f++) {
                     const int a = f ? A1 : A0;
@@ -440,7 +449,7 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
                             for (int o = 0; o < OCT; o++)
                                 wv[o] = w00[o];
                         } else {
-                            load_weights<OCT>(wv, wr + t * OCT);
+                            load_floats<OCT>(wv, wr + t * OCT);
                         }
                         CT3D_UNROLL
                         for (int i = 0; i < QW; i++) {

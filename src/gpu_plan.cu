@@ -19,21 +19,6 @@ constexpr long long kSmemTarget = 76 * 1024;
 /* Must match __launch_bounds__ of the phase kernel (gpu_launch.cu). */
 constexpr int kMaxPhaseThreads = 256;
 
-long long gcd64(long long a, long long b)
-{
-    while (b) {
-        const long long t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
-
-/* floor(a / b) for b > 0 and any sign of a. */
-long long floor_div(long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
 /* Phase r of dim d: taps, first tap, input offset m0, and the q range. */
 phase_entry phase_entry_of(const convt3d_shape *s, int d, long long r)
 {
@@ -516,20 +501,6 @@ void fill_simple(const convt3d_shape *s, long long ocb, simple_params *sp)
     p.y_elems = s->y_elems;
     p.layout_ndhwc = s->layout == CONVT3D_LAYOUT_NDHWC;
     *sp = p;
-}
-
-/* The multiply-high divisor of d (1 <= d < 2^31). */
-fdiv fdiv_make(long long d)
-{
-    fdiv f;
-    unsigned sh = 0;
-    while ((1ULL << sh) < (unsigned long long)d)
-        sh++;
-    f.d = (unsigned)d;
-    f.s = sh;
-    f.m = (unsigned)(((1ULL << 32) * ((1ULL << sh) - (unsigned long long)d)) /
-                         (unsigned long long)d + 1);
-    return f;
 }
 
 /* The depthwise kernel's 32-bit path, where every index (and the thread
