@@ -32,13 +32,6 @@ static inline vmask v_mask_range(int lo, int hi)
     return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(lo), lane),
                                _mm256_cmpgt_epi32(_mm256_set1_epi32(hi), lane));
 }
-static inline void v_interleave2(vf a, vf b, float *p)
-{
-    const vf lo = _mm256_unpacklo_ps(a, b); /* a0 b0 a1 b1 | a4 b4 a5 b5 */
-    const vf hi = _mm256_unpackhi_ps(a, b); /* a2 b2 a3 b3 | a6 b6 a7 b7 */
-    _mm256_storeu_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
-    _mm256_storeu_ps(p + VL, _mm256_permute2f128_ps(lo, hi, 0x31));
-}
 /* a0 b0 a1 b1 a2 b2 a3 b3 and a4 b4 ... a7 b7 */
 static inline vf v_zip_lo(vf a, vf b)
 {
@@ -48,11 +41,15 @@ static inline vf v_zip_hi(vf a, vf b)
 {
     return _mm256_permute2f128_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b), 0x31);
 }
+static inline void v_interleave2(vf a, vf b, float *p)
+{
+    _mm256_storeu_ps(p, v_zip_lo(a, b));
+    _mm256_storeu_ps(p + VL, v_zip_hi(a, b));
+}
 static inline void v_interleave2_stream(vf a, vf b, float *p)
 {
-    const vf lo = _mm256_unpacklo_ps(a, b), hi = _mm256_unpackhi_ps(a, b);
-    _mm256_stream_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
-    _mm256_stream_ps(p + VL, _mm256_permute2f128_ps(lo, hi, 0x31));
+    _mm256_stream_ps(p, v_zip_lo(a, b));
+    _mm256_stream_ps(p + VL, v_zip_hi(a, b));
 }
 
 /* At most 12 accumulators of the 16 registers. */

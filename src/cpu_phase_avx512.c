@@ -24,14 +24,6 @@ static inline vmask v_mask_range(int lo, int hi)
 {
     return (vmask)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
 }
-static inline void v_interleave2(vf a, vf b, float *p)
-{
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi =
-        _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    _mm512_storeu_ps(p, _mm512_permutex2var_ps(a, lo, b));
-    _mm512_storeu_ps(p + VL, _mm512_permutex2var_ps(a, hi, b));
-}
 /* a0 b0 a1 b1 ... a7 b7 and a8 b8 ... a15 b15 */
 static inline vf v_zip_lo(vf a, vf b)
 {
@@ -43,13 +35,15 @@ static inline vf v_zip_hi(vf a, vf b)
     return _mm512_permutex2var_ps(
         a, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), b);
 }
+static inline void v_interleave2(vf a, vf b, float *p)
+{
+    _mm512_storeu_ps(p, v_zip_lo(a, b));
+    _mm512_storeu_ps(p + VL, v_zip_hi(a, b));
+}
 static inline void v_interleave2_stream(vf a, vf b, float *p)
 {
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi =
-        _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    _mm512_stream_ps(p, _mm512_permutex2var_ps(a, lo, b));
-    _mm512_stream_ps(p + VL, _mm512_permutex2var_ps(a, hi, b));
+    _mm512_stream_ps(p, v_zip_lo(a, b));
+    _mm512_stream_ps(p + VL, v_zip_hi(a, b));
 }
 
 /* Tiles keep O*V (or P*V) <= 24 accumulators in the 32 registers, leaving
