@@ -14,14 +14,10 @@ static int64_t floor_div64(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a
 
 /* Pairs (input i, tap k) of dim d whose output o = i*s - p + k*l lands in
  * [0, out): the contributions padding does not crop. */
-static double dim_pairs(const convt3d_problem *p, int d)
+static double dim_pairs(const convt3d_problem *p, int d, int64_t out)
 {
     const int64_t in = p->in_size[d], s = p->stride[d], pad = p->padding[d];
     const int64_t l = p->dilation[d];
-    int64_t out = 0;
-    int64_t dims[3];
-    if (convt3d_output_dims(p, dims) == CONVT3D_SUCCESS)
-        out = dims[d];
     double pairs = 0.0;
     for (int64_t k = 0; k < p->kernel[d]; k++) {
         const int64_t base = k * l - pad; /* o = i*s + base */
@@ -37,8 +33,11 @@ static double dim_pairs(const convt3d_problem *p, int d)
 
 double problem_macs(const convt3d_problem *p)
 {
+    int64_t out[3];
+    if (convt3d_output_dims(p, out) != CONVT3D_SUCCESS)
+        return 0.0;
     return (double)p->batch * (double)p->in_channels * (double)(p->out_channels / p->groups) *
-           dim_pairs(p, 0) * dim_pairs(p, 1) * dim_pairs(p, 2);
+           dim_pairs(p, 0, out[0]) * dim_pairs(p, 1, out[1]) * dim_pairs(p, 2, out[2]);
 }
 
 void verify_plan_choose(const convt3d_problem *p, int want, double budget_macs, verify_plan *vp)
