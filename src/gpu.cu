@@ -180,7 +180,6 @@ out:
     return st;
 }
 
-static int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 /* Enqueues the plan's kernel on stream (x, y device pointers). */
 static convt3d_status launch(const convt3d_backend_state *s, const float *x, float *y,
@@ -197,7 +196,7 @@ static convt3d_status launch(const convt3d_backend_state *s, const float *x, flo
         p.w = s->weight;
         p.bias = s->bias;
         p.y = y;
-        p.vec_store = aligned16(y) && (ndhwc ? sh.cout % 4 == 0 && sh.cog % 4 == 0
+        p.vec_store = ct3d::aligned16(y) && (ndhwc ? sh.cout % 4 == 0 && sh.cog % 4 == 0
                                              : sh.out[2] % 4 == 0);
         err = ct3d::launch_phase(k, p, stream);
     } else if (k.kind == ct3d::KERNEL_DWTILE) {
@@ -209,7 +208,7 @@ static convt3d_status launch(const convt3d_backend_state *s, const float *x, flo
         p.bias = s->bias;
         p.y = y;
         p.phase = s->phase_table;
-        p.vec_store = aligned16(y) && (ndhwc ? sh.cout % 4 == 0 : sh.out[2] % 4 == 0);
+        p.vec_store = ct3d::aligned16(y) && (ndhwc ? sh.cout % 4 == 0 : sh.out[2] % 4 == 0);
         err = k.kind == ct3d::KERNEL_DEPTHWISE ? ct3d::launch_depthwise(k, p, stream)
                                                : ct3d::launch_generic(k, p, stream);
     }

@@ -1,7 +1,5 @@
 /* The depthwise tile kernel's __global__ wrapper, its instantiations and
  * its launch (gpu_depthwise.h; body in gpu_depthwise_kernel.h). */
-#include <stdint.h>
-
 #include "gpu_depthwise_kernel.h"
 #include "gpu_launch.h"
 
@@ -64,8 +62,6 @@ dw_fn dw_kernel_for(const dw_params &p)
     default: return nullptr;
     }
 }
-
-bool aligned16(const void *ptr) { return ((uintptr_t)ptr & 15u) == 0; }
 
 } // namespace
 

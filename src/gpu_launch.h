@@ -4,6 +4,7 @@
 #define CONVT3D_GPU_LAUNCH_H
 
 #include <cuda_runtime.h>
+#include <stdint.h>
 
 #include "gpu_plan.h"
 
@@ -13,6 +14,9 @@ namespace ct3d {
  * a thread (4 or 8; gpu_launch.cu checks) and the features it uses
  * (phase_features()); nullptr where none is compiled. */
 typedef void (*phase_fn)(const phase_params);
+
+/* Whether ptr allows the kernels' 16-byte loads and stores. */
+inline bool aligned16(const void *ptr) { return ((uintptr_t)ptr & 15u) == 0; }
 phase_fn phase_kernel_s1(int oct, int features);
 phase_fn phase_kernel_s2(int oct, int features);
 phase_fn phase_kernel_s2_fused(int oct, int features); /* features & kFused */
