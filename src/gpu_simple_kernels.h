@@ -34,6 +34,26 @@ CT3D_DEV out_phase phase_at(const simple_params &p, int d, long long o)
     return ph;
 }
 
+/* A depthwise thread's 4 outputs at y0, step apart: one 16-byte store when
+ * vec and all 4 exist, else the ones that exist. */
+CT3D_DEV void store4(float *y0, const float (&acc)[4], const bool (&valid)[4], bool vec,
+                     long long step)
+{
+    if (vec && valid[3]) {
+        float4 v;
+        v.x = acc[0];
+        v.y = acc[1];
+        v.z = acc[2];
+        v.w = acc[3];
+        *reinterpret_cast<float4 *>(y0) = v;
+    } else {
+        CT3D_UNROLL
+        for (int e = 0; e < 4; e++)
+            if (valid[e])
+                y0[e * step] = acc[e];
+    }
+}
+
 /* Four outputs of a depthwise problem (channel c is its own group): along W
  * in NCDHW, along C in NDHWC. */
 CT3D_DEV void depthwise_thread(const simple_params &p, long long t)
@@ -118,20 +138,7 @@ CT3D_DEV void depthwise_thread(const simple_params &p, long long t)
         if (valid[e] && p.bias)
             acc[e] += CT3D_LDG(p.bias + c[e]);
     float *y0 = p.y + n * p.ys[0] + c[0] * p.ys[1] + od * p.ys[2] + oh * p.ys[3] + ow[0] * p.ys[4];
-    if (p.vec_store && valid[3]) {
-        float4 v;
-        v.x = acc[0];
-        v.y = acc[1];
-        v.z = acc[2];
-        v.w = acc[3];
-        *reinterpret_cast<float4 *>(y0) = v;
-    } else {
-        const long long step = p.layout_ndhwc ? 1 : p.ys[4];
-        CT3D_UNROLL
-        for (int e = 0; e < 4; e++)
-            if (valid[e])
-                y0[e * step] = acc[e];
-    }
+    store4(y0, acc, valid, p.vec_store, p.layout_ndhwc ? p.ys[1] : p.ys[4]);
 }
 
 /* n / f.d for n < 2^31 (fdiv in gpu_kernels.h). */
@@ -276,20 +283,7 @@ CT3D_DEV void depthwise32_thread(const simple_params &p, unsigned t)
                 acc[e] += CT3D_LDG(p.bias + (ndhwc ? c + e : c));
     }
     float *y0 = p.y + n * p.ys[0] + c * p.ys[1] + od * p.ys[2] + oh * p.ys[3] + ow * p.ys[4];
-    if (p.vec_store && valid[3]) {
-        float4 o;
-        o.x = acc[0];
-        o.y = acc[1];
-        o.z = acc[2];
-        o.w = acc[3];
-        *reinterpret_cast<float4 *>(y0) = o;
-    } else {
-        const long long step = ndhwc ? p.ys[1] : p.ys[4];
-        CT3D_UNROLL
-        for (int e = 0; e < 4; e++)
-            if (valid[e])
-                y0[e * step] = acc[e];
-    }
+    store4(y0, acc, valid, p.vec_store, ndhwc ? p.ys[1] : p.ys[4]);
 }
 
 /* One output element; e is its offset in y (layout order). */
