@@ -199,6 +199,13 @@ static convt3d_status launch(const convt3d_backend_state *s, const float *x, flo
         p.vec_store = ct3d::aligned16(y) && (ndhwc ? sh.cout % 4 == 0 && sh.cog % 4 == 0
                                              : sh.out[2] % 4 == 0);
         err = ct3d::launch_phase(k, p, stream);
+    } else if (k.kind == ct3d::KERNEL_IGEMM) {
+        ct3d::igemm_params p = k.igemm;
+        p.x = x;
+        p.w = s->weight;
+        p.bias = s->bias;
+        p.y = y;
+        err = ct3d::launch_igemm(k.ig, p, k.smem_bytes, stream);
     } else if (k.kind == ct3d::KERNEL_DWTILE) {
         err = ct3d::launch_dwtile(k, k.dw, x, s->weight, s->bias, y, stream);
     } else {

@@ -63,6 +63,8 @@ phase_fn phase_kernel_for(const kernel_plan &k)
 
 cudaError_t prepare_kernel(const kernel_plan &k, int smem_optin)
 {
+    if (k.kind == KERNEL_IGEMM)
+        return prepare_igemm(k.ig, smem_optin);
     if (k.kind != KERNEL_PHASE)
         return cudaSuccess;
     const phase_fn fn = phase_kernel_for(k);

@@ -39,6 +39,11 @@ cudaError_t launch_generic(const kernel_plan &k, const simple_params &p, cudaStr
 cudaError_t launch_dwtile(const kernel_plan &k, const dw_params &plan, const float *x,
                           const float *w, const float *bias, float *y, cudaStream_t stream);
 
+/* The implicit-GEMM kernel (gpu_igemm.cu): its shared-memory cap (as
+ * prepare_kernel), its launch in clusters of p.cs. */
+cudaError_t prepare_igemm(igemm_shape t, int smem_optin);
+cudaError_t launch_igemm(igemm_shape t, const igemm_params &p, size_t smem, cudaStream_t stream);
+
 /* dst (groups * nocb * cig * kvol * ocb floats) = repacked src (PyTorch layout). */
 cudaError_t launch_pack(const simple_params &p, const float *src, float *dst, long long total,
                         cudaStream_t stream);

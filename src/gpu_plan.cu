@@ -9,17 +9,6 @@
 
 namespace ct3d {
 
-namespace {
-
-/* The phase kernel indexes dims, channels and tile offsets with int. */
-constexpr long long kIntLimit = 1LL << 28;
-/* Shared memory a block should stay under: three blocks a multiprocessor.
- * Every best tiling measured on the H200 sat at 70-76 KB (bench/NOTES.md). */
-constexpr long long kSmemTarget = 76 * 1024;
-/* Must match __launch_bounds__ of the phase kernel (gpu_launch.cu). */
-constexpr int kMaxPhaseThreads = 256;
-
-/* Phase r of dim d: taps, first tap, input offset m0, and the q range. */
 phase_entry phase_entry_of(const convt3d_shape *s, int d, long long r)
 {
     const convt3d_phase ph = convt3d_phase_of(s, d, r);
@@ -33,6 +22,16 @@ phase_entry phase_entry_of(const convt3d_shape *s, int d, long long r)
     e.qcount = hi >= lo ? (int)(hi - lo + 1) : 0;
     return e;
 }
+
+namespace {
+
+/* The phase kernel indexes dims, channels and tile offsets with int. */
+constexpr long long kIntLimit = 1LL << 28;
+/* Shared memory a block should stay under: three blocks a multiprocessor.
+ * Every best tiling measured on the H200 sat at 70-76 KB (bench/NOTES.md). */
+constexpr long long kSmemTarget = 76 * 1024;
+/* Must match __launch_bounds__ of the phase kernel (gpu_launch.cu). */
+constexpr int kMaxPhaseThreads = 256;
 
 bool phase_kernel_applies(const convt3d_shape *s, char *why, size_t why_size)
 {
@@ -566,6 +565,94 @@ bool plan_dwtile_kind(const convt3d_shape *s, kernel_plan *k, char *why, size_t 
     return true;
 }
 
+/* Parses "wm,wn[,cs]" (CONVT3D_CUDA_IGEMM); false if malformed. */
+bool parse_igemm(const char *text, int v[3])
+{
+    if (!text || !*text)
+        return false;
+    v[2] = 0;
+    const int n = sscanf(text, "%d,%d,%d", &v[0], &v[1], &v[2]);
+    return n >= 2 && v[0] > 0 && v[1] > 0 && v[2] >= 0;
+}
+
+/* Blocks of shape t a multiprocessor holds (registers: 128 a thread;
+ * shared memory: the block's plus the 1 KB the driver reserves). */
+long long igemm_blocks_per_sm(igemm_shape t, const device_limits &lim)
+{
+    const long long by_regs = 65536 / (32LL * t.wm * t.wn * 128);
+    const long long by_smem = lim.smem_sm / ((long long)igemm_smem_bytes(t) + 1024);
+    return by_regs < by_smem ? by_regs : by_smem;
+}
+
+/* The implicit-GEMM kernel (gpu_igemm.h): 64 x 32 warp tiles, as many
+ * warps along the output channels as Cog fills (BN = 32, 64 or 128), eight
+ * warps a block (four for BN = 32); clusters of cs blocks share a tile when
+ * the tiles alone would not fill every multiprocessor's block slots, as
+ * long as each block keeps several K steps.  CONVT3D_CUDA_IGEMM=wm,wn[,cs]
+ * overrides (benchmarking). */
+bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *tile,
+                kernel_plan *k)
+{
+    igemm_shape t = {s->cog > 64 ? 2 : 4, s->cog > 64 ? 4 : s->cog > 32 ? 2 : 1};
+    int forced[3];
+    int cs = 0;
+    if (parse_igemm(tile, forced)) {
+        const igemm_shape f = {forced[0], forced[1]};
+        if (igemm_shape_compiled(f) && (forced[2] == 0 || forced[2] == 1 || forced[2] == 2 ||
+                                        forced[2] == 4 || forced[2] == 8)) {
+            t = f;
+            cs = forced[2];
+        } else {
+            snprintf(k->why, sizeof k->why, "CONVT3D_CUDA_IGEMM=%s does not fit, ignored", tile);
+        }
+    }
+    if ((long long)igemm_smem_bytes(t) > lim.smem_optin)
+        return false;
+    igemm_params p;
+    size_t smem;
+    if (!igemm_fill(s, t, 1, &p, &smem))
+        return false;
+    if (cs == 0) {
+        /* the heaviest tile's K steps: its class comes first */
+        const int code = p.order[0];
+        const long long steps = (long long)p.ph[0][code & 7].taps * p.ph[1][(code >> 3) & 7].taps *
+                                p.ph[2][code >> 6].taps * p.kchunks;
+        const long long slots = igemm_blocks_per_sm(t, lim) * lim.num_sms;
+        cs = 1;
+        while (cs < 8 && p.ntiles * cs < slots && steps / (2 * cs) >= 8)
+            cs *= 2;
+    }
+    if (cs > 1 && !igemm_fill(s, t, cs, &p, &smem))
+        return false;
+    k->kind = KERNEL_IGEMM;
+    k->igemm = p;
+    k->ig = t;
+    k->ocb = p.ocb;
+    k->nocb = p.nocb;
+    k->smem_bytes = smem;
+    k->threads = 32 * t.wm * t.wn;
+    k->blocks = p.ntiles * p.cs;
+    k->name = "cuda/f32_igemm_8x8";
+    return true;
+}
+
+/* Whether the implicit-GEMM kernel is the better choice: many channels a
+ * group on both sides (where the phase kernel spends its time staging), and
+ * at most 2 taps in every W phase (with more, the phase kernel's sliding
+ * window along W feeds each staged input to more FMAs).  On the H200
+ * (bench/NOTES.md, round 4): unet 1.55 -> 1.39 ms, k3s2p1op1_wide 0.198 ->
+ * 0.136, k4s2p1 0.598 -> 0.572; but k3s1p1 (3 W taps) 0.130 -> 0.131 at
+ * best, 0.161-0.179 with other tilings. */
+bool igemm_preferred(const convt3d_shape *s)
+{
+    if (s->cig < 16 || s->cog < 32)
+        return false;
+    for (long long r = 0; r < s->s[2] && r < kIgemmMaxStride; r++)
+        if (convt3d_phase_of(s, 2, r).taps > 2)
+            return false;
+    return true;
+}
+
 void plan_generic(const convt3d_shape *s, kernel_plan *k)
 {
     k->kind = KERNEL_GENERIC;
@@ -596,6 +683,9 @@ convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, con
         } else if (strstr(force, "depthwise") && depthwise_ok) {
             plan_depthwise(s, &k);
             done = true;
+        } else if (strstr(force, "igemm")) {
+            done = igemm_applies(s, why, sizeof why) &&
+                   plan_igemm(s, lim, getenv("CONVT3D_CUDA_IGEMM"), &k);
         } else if ((strstr(force, "grouped") || strstr(force, "tiled")) && phase_ok) {
             done = plan_phase(s, lim, strstr(force, "grouped") ? 1 : 0, tile, &k);
         }
@@ -609,6 +699,11 @@ convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, con
     if (!done && depthwise_ok && s->layout == CONVT3D_LAYOUT_NCDHW) {
         char dw_why[128];
         done = plan_dwtile_kind(s, &k, dw_why, sizeof dw_why);
+    }
+    if (!done && igemm_preferred(s)) {
+        char ig_why[128];
+        done = igemm_applies(s, ig_why, sizeof ig_why) &&
+               plan_igemm(s, lim, getenv("CONVT3D_CUDA_IGEMM"), &k);
     }
     if (!done) {
         /* The phase kernel first, for depthwise problems too: on the bench's
@@ -675,6 +770,13 @@ void plan_describe(const kernel_plan &k, char *buf, size_t size)
                  p.ntile[0], p.ntile[1], p.ntile[2], p.nblocks, k.smem_bytes, k.occ3 ? 3 : 2,
                  k.why[0] ? "; " : "",
                  k.why);
+    } else if (k.kind == KERNEL_IGEMM) {
+        const igemm_params &p = k.igemm;
+        snprintf(buf, size,
+                 "%s: warps %d x %d (tile %d x %d), clusters of %d, %lld tiles in %d tap "
+                 "classes, %d K steps a tap, %lld blocks, %zu B shared%s%s",
+                 k.name, k.ig.wm, k.ig.wn, 64 * k.ig.wm, 32 * k.ig.wn, p.cs, p.ntiles, p.nclass,
+                 p.kchunks, k.blocks, k.smem_bytes, k.why[0] ? "; " : "", k.why);
     } else {
         snprintf(buf, size, "%s: %d threads x %lld blocks%s%s", k.name, k.threads, k.blocks,
                  k.why[0] ? "; " : "", k.why);

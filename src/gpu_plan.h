@@ -24,12 +24,13 @@
 #include <stddef.h>
 
 #include "gpu_depthwise.h"
+#include "gpu_igemm.h"
 #include "gpu_kernels.h"
 #include "internal.h"
 
 namespace ct3d {
 
-enum kernel_kind { KERNEL_PHASE, KERNEL_DEPTHWISE, KERNEL_GENERIC, KERNEL_DWTILE };
+enum kernel_kind { KERNEL_PHASE, KERNEL_DEPTHWISE, KERNEL_GENERIC, KERNEL_DWTILE, KERNEL_IGEMM };
 
 struct device_limits {
     int smem_optin; /* bytes one block may use */
@@ -44,6 +45,8 @@ struct kernel_plan {
     phase_params phase;   /* pointers left NULL */
     simple_params simple; /* pointers left NULL */
     dw_params dw;         /* depthwise tile kernel, pointers left NULL */
+    igemm_params igemm;   /* implicit-GEMM kernel, pointers left NULL */
+    igemm_shape ig;       /* its instantiation */
     unsigned dw_grid[3];
     int ocb, nocb;        /* weight packing: output channels per block, blocks */
     size_t smem_bytes;
@@ -57,6 +60,9 @@ struct kernel_plan {
  * overrides (NULL or "" when unset). */
 convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, const char *force,
                            const char *tile, kernel_plan *out);
+
+/* Phase r of dim d: taps, first tap, input offset m0, and the q range. */
+phase_entry phase_entry_of(const convt3d_shape *s, int d, long long r);
 
 /* Entries of the device phase table used by the simple kernels: 3 ints
  * {taps, k0, m0} per (dim, phase index); off[d] is dim d's first entry and

@@ -198,7 +198,7 @@ static convt3d_problem bench_like(int i)
 }
 
 static const char *const kernel_families[] = {"", "grouped", "tiled", "depthwise", "generic",
-                                              "dwtile"};
+                                              "dwtile", "igemm"};
 
 static void check_forced(const convt3d_problem *p, const char *family, const char *tile,
                          uint64_t seed)
@@ -207,17 +207,19 @@ static void check_forced(const convt3d_problem *p, const char *family, const cha
         setenv("CONVT3D_CUDA_KERNEL", family, 1);
     else
         unsetenv("CONVT3D_CUDA_KERNEL");
+    /* the implicit-GEMM kernel takes its tiling from a variable of its own */
+    const char *tile_var = strcmp(family, "igemm") == 0 ? "CONVT3D_CUDA_IGEMM" : "CONVT3D_CUDA_TILE";
     if (tile)
-        setenv("CONVT3D_CUDA_TILE", tile, 1);
+        setenv(tile_var, tile, 1);
     else
-        unsetenv("CONVT3D_CUDA_TILE");
+        unsetenv(tile_var);
     convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
     check_result res = check_backend(p, gpu, seed, DEVICE_POINTERS, TOL);
     if (!res.ok)
-        printf("\n  (CONVT3D_CUDA_KERNEL=%s CONVT3D_CUDA_TILE=%s)", family, tile ? tile : "");
+        printf("\n  (CONVT3D_CUDA_KERNEL=%s %s=%s)", family, tile_var, tile ? tile : "");
     assert_check(&res, p, seed);
     unsetenv("CONVT3D_CUDA_KERNEL");
-    unsetenv("CONVT3D_CUDA_TILE");
+    unsetenv(tile_var);
 }
 
 static void test_bench_shapes_each_kernel(void)
@@ -259,7 +261,8 @@ static void test_kernel_names(void)
 /* Random problems with each kernel forced and odd tilings: partial chunks,
  * one-thread-wide tiles, channel sub-blocks wider than Cog, input-channel
  * slices (ks 2 and 4, more slices than some chunks' channels), the fused W
- * slot pair off. */
+ * slot pair off; for the implicit-GEMM kernel every compiled block shape
+ * and cluster sizes 1 to 8 (more ranks than some tiles' K steps). */
 static void test_random_forced(void)
 {
     if (skip_without_gpu())
@@ -267,19 +270,51 @@ static void test_random_forced(void)
     static const char *const tiles[] = {NULL,          "1,2,2,8,3",     "4,2,4,1,2",
                                         "2,4,1,4,5",   "16,2,1,1,7",    "3,1,2,16,2",
                                         "4,2,2,4,8,2", "2,2,2,8,6,4",   "4,2,1,4,8,2,0"};
+    static const char *const igemm_tiles[] = {NULL,    "2,4,1", "4,2,2", "2,2,4", "4,1,8",
+                                              "1,4,2", "2,1,1", "2,4,8", "4,1,1"};
     const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
     const int per = count_env && *count_env ? (atoi(count_env) + 9) / 10 : 20;
     rng r = rng_make(test_seed() * 31 + 5);
     for (size_t f = 1; f < sizeof kernel_families / sizeof *kernel_families; f++)
         for (size_t t = 0; t < sizeof tiles / sizeof *tiles; t++) {
-            if (t > 0 && f > 2)
-                continue; /* tilings apply to the phase kernel only */
+            const int igemm = strcmp(kernel_families[f], "igemm") == 0;
+            if (t > 0 && f > 2 && !igemm)
+                continue; /* tilings apply to the phase and implicit-GEMM kernels only */
             for (int i = 0; i < per; i++) {
                 const uint64_t seed = rng_next(&r);
                 convt3d_problem p = random_problem(&r, 4e5, 40000);
-                check_forced(&p, kernel_families[f], tiles[t], seed);
+                check_forced(&p, kernel_families[f], igemm ? igemm_tiles[t] : tiles[t], seed);
             }
         }
+}
+
+/* The implicit-GEMM kernel where it is meant to run: channel counts past its
+ * K step (16 input channels) and its output-channel block (32 to 128), so
+ * that partial K steps, several K steps a tap and several blocks of output
+ * channels all occur; every compiled block shape and cluster size in turn. */
+static void test_igemm_channels(void)
+{
+    if (skip_without_gpu())
+        return;
+    static const char *const shapes[] = {"2,4,1", "4,2,2", "2,2,4", "4,1,8",
+                                         "1,4,1", "2,1,2", "2,4,8", "4,1,1"};
+    const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
+    const int count = count_env && *count_env ? (atoi(count_env) + 3) / 4 : 48;
+    rng r = rng_make(test_seed() * 37 + 11);
+    for (int i = 0; i < count; i++) {
+        convt3d_problem p = random_problem(&r, 4e5, 40000);
+        p.layout = CONVT3D_LAYOUT_NCDHW;
+        p.groups = rng_int(&r, 1, 2);
+        p.in_channels = p.groups * rng_int(&r, 1, 70);
+        p.out_channels = p.groups * rng_int(&r, 1, 140);
+        convt3d_shape sh;
+        if (convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS || sh.macs > 3e6 ||
+            sh.y_elems > 400000) {
+            i--;
+            continue;
+        }
+        check_forced(&p, "igemm", shapes[i % 8], rng_next(&r));
+    }
 }
 
 /* Plans with different tiles of one kernel coexist: a plan created later
@@ -494,7 +529,7 @@ static void test_big_tensors(void)
     }
     /* x and y: 1 x 2 x 1 x 32768 x 32776 = 2.15e9 elements each (k 1, s 1,
      * 2 groups of one channel), through every kernel. */
-    static const char *const families[] = {"", "grouped", "tiled", "generic", "dwtile"};
+    static const char *const families[] = {"", "grouped", "tiled", "generic", "dwtile", "igemm"};
     convt3d_problem p = make_problem(1, 2, 2, 2, 1, 32768, 32776, 1, 1, 0, 0, 1,
                                      CONVT3D_LAYOUT_NCDHW);
     int64_t nx, nw, ny;
@@ -507,7 +542,7 @@ static void test_big_tensors(void)
         x[i] = big_x(i);
     float *dx = dev_copy(x, nx), *dy = dev_copy(NULL, ny);
     CU_ASSERT_FATAL(dx && dy);
-    for (int f = 0; f < 5; f++) {
+    for (int f = 0; f < 6; f++) {
         if (*families[f])
             setenv("CONVT3D_CUDA_KERNEL", families[f], 1);
         convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
@@ -541,6 +576,7 @@ void register_gpu_tests(void)
         {"cuda: bench shapes (scaled) x layouts x each kernel", test_bench_shapes_each_kernel},
         {"cuda: CONVT3D_CUDA_KERNEL shows in the kernel name", test_kernel_names},
         {"cuda: random problems, each kernel and tiling forced", test_random_forced},
+        {"cuda: implicit-GEMM kernel, many channels, each block shape", test_igemm_channels},
         {"cuda: plans with different tiles coexist", test_plans_coexist},
         {"cuda: caller's current device kept", test_current_device_kept},
         {"cuda: several GPUs (cuda:N)", test_several_gpus},

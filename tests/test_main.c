@@ -1,10 +1,32 @@
 /* The CUnit runner: registers every suite, runs them verbosely, and prints
  * how many GPU cases were skipped and why. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <CUnit/Basic.h>
 
 #include "test_util.h"
+
+/* CONVT3D_TEST_SUITES=name[,name...]: only the suites whose names contain
+ * one of the words run (e.g. "gpu" on a GPU machine); unset: all. */
+static void select_suites(void)
+{
+    const char *want = getenv("CONVT3D_TEST_SUITES");
+    if (!want || !*want)
+        return;
+    for (CU_pSuite s = CU_get_registry()->pSuite; s; s = s->pNext) {
+        int on = 0;
+        for (const char *w = want; *w && !on;) {
+            const size_t len = strcspn(w, ",");
+            char word[64];
+            snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), w);
+            on = word[0] && strstr(s->pName, word) != NULL;
+            w += len + (w[len] == ',');
+        }
+        CU_set_suite_active(s, on ? CU_TRUE : CU_FALSE);
+    }
+}
 
 int main(void)
 {
@@ -21,6 +43,7 @@ int main(void)
 
     printf("convt3d %s test suite, seed %llu (set CONVT3D_TEST_SEED to change)\n",
            convt3d_version(), (unsigned long long)test_seed());
+    select_suites();
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     const unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();

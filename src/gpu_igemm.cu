@@ -1,0 +1,88 @@
+/* The implicit-GEMM kernel's __global__ entry, its instantiations and its
+ * launch (clusters of igemm_params.cs blocks).  The body is
+ * gpu_igemm_kernel.h. */
+#include "gpu_igemm_kernel.h"
+#include "gpu_launch.h"
+
+namespace ct3d {
+
+namespace {
+
+/* 128 registers a thread: two 256-thread blocks (or four 128-thread ones) a
+ * multiprocessor, 64 of them the accumulators. */
+template <int WM, int WN>
+__global__ void __launch_bounds__(32 * WM * WN, 16 / (WM * WN)) igemm_kernel(const igemm_params p)
+{
+    extern __shared__ __align__(16) float smem[];
+    const long long nblocks = p.ntiles * p.cs;
+    /* gridDim.x is a multiple of cs: a block keeps its rank in the cluster */
+    for (long long vb = blockIdx.x; vb < nblocks; vb += gridDim.x) {
+        igemm_block<WM, WN>(p, smem, threadIdx.x, vb);
+        __syncthreads(); /* the next tile's copies overwrite shared memory */
+    }
+}
+
+typedef void (*igemm_fn)(const igemm_params);
+
+/* The instantiations the planner may pick (igemm_shape_compiled). */
+igemm_fn igemm_kernel_for(igemm_shape t)
+{
+    if (!igemm_shape_compiled(t))
+        return nullptr;
+    if (t.wm == 2 && t.wn == 4)
+        return igemm_kernel<2, 4>;
+    if (t.wm == 4 && t.wn == 2)
+        return igemm_kernel<4, 2>;
+    if (t.wm == 2 && t.wn == 2)
+        return igemm_kernel<2, 2>;
+    if (t.wm == 4 && t.wn == 1)
+        return igemm_kernel<4, 1>;
+    if (t.wm == 1 && t.wn == 4)
+        return igemm_kernel<1, 4>;
+    if (t.wm == 2 && t.wn == 1)
+        return igemm_kernel<2, 1>;
+    return nullptr;
+}
+
+} // namespace
+
+cudaError_t prepare_igemm(igemm_shape t, int smem_optin)
+{
+    const igemm_fn fn = igemm_kernel_for(t);
+    if (!fn)
+        return cudaErrorInvalidDeviceFunction;
+    cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           smem_optin);
+    if (err == cudaSuccess)
+        err = cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                   cudaSharedmemCarveoutMaxShared);
+    return err;
+}
+
+cudaError_t launch_igemm(igemm_shape t, const igemm_params &p, size_t smem, cudaStream_t stream)
+{
+    const igemm_fn fn = igemm_kernel_for(t);
+    if (!fn)
+        return cudaErrorInvalidDeviceFunction;
+    /* whole clusters, within the grid limit */
+    const long long cap = (0x7fffffffLL / p.cs) * p.cs;
+    const long long blocks = p.ntiles * p.cs;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)(blocks < cap ? blocks : cap));
+    cfg.blockDim = dim3(32 * t.wm * t.wn);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)p.cs;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = p.cs > 1 ? 1 : 0;
+    cudaError_t err = cudaLaunchKernelEx(&cfg, fn, p);
+    if (err == cudaSuccess)
+        err = cudaGetLastError();
+    return err;
+}
+
+} // namespace ct3d

@@ -1,0 +1,100 @@
+/* The implicit-GEMM kernel of the CUDA backend (gpu_igemm_kernel.h): its
+ * parameters and its planner (gpu_igemm_plan.cu).  Plain structs, no CUDA
+ * API, so the host planning code and an emulator can include it.
+ *
+ * Every (D, H, W) stride phase of the output is a dense stride-1 correlation
+ * with a fixed sub-kernel (gpu_phase_kernel.h says how), i.e. a GEMM per
+ * phase and group:
+ *
+ *     Y[m][oc] = sum over K = (tap, ic) of A[m][K] * B[K][oc]
+ *
+ * with m = (n, qd, qh, qw) the phase's output positions, A the input at the
+ * tap's shifted position (zero outside x) and B the packed weights.  A block
+ * computes one BM x BN tile of one phase's Y in registers (8 x 8 a thread),
+ * streaming K in steps of BK input channels of one tap through a 3-stage
+ * cp.async pipeline; the tile goes out through shared memory so that a
+ * warp's stores cover consecutive positions.  This is the kernel for
+ * problems with many channels a group, where the phase kernel's
+ * W-vectorised tiles spend their time staging.
+ *
+ * Balance: the phases of an odd kernel at stride 2 differ up to 8x in taps.
+ * Tiles are ordered heaviest phase first, and a cluster of cs blocks
+ * (Hopper thread-block clusters) may share one tile: block r of the cluster
+ * takes the r-th part of the tile's K steps, and the partial tiles are added
+ * through distributed shared memory in rank order -- deterministic, no
+ * atomics, no workspace in global memory. */
+#ifndef CONVT3D_GPU_IGEMM_H
+#define CONVT3D_GPU_IGEMM_H
+
+#include <stddef.h>
+
+#include "gpu_kernels.h"
+#include "internal.h"
+
+namespace ct3d {
+
+/* D, H and W strides up to this (phase tables in the kernel parameters). */
+constexpr int kIgemmMaxStride = 8;
+/* Tap-count classes (distinct products of per-dim tap counts) at most. */
+constexpr int kIgemmMaxClasses = 64;
+/* Input channels a K step takes. */
+constexpr int kIgemmBK = 16;
+
+struct igemm_params {
+    const float *x;
+    const float *w; /* packed [g][ob][ic][kd][kh][kw][oc < ocb], ocb = BN */
+    const float *bias;
+    float *y;
+    long long xs[5], ys[5];
+    int groups, cig, cog;
+    int in[3], k[3], s[3], p[3], dm[3], kstep[3];
+    int ocb, nocb;   /* weight packing: BN output channels a block, blocks of them */
+    int kchunks;     /* K steps a tap: ceil(cig / kIgemmBK) */
+    int cs;          /* blocks a cluster (1: no cluster) */
+    long long nimg;  /* images (N) */
+    phase_entry ph[3][kIgemmMaxStride]; /* per dim and phase r */
+    /* Block order: tiles by tap-count class, heaviest class first; within a
+     * class by M tile, then phase, then group, then output-channel block
+     * (the phases of one M tile read neighbouring inputs: they run
+     * together).  Class c holds the phases order[cls_phase[c] ..
+     * cls_phase[c + 1]) (encoded rd + 8 * (rh + 8 * rw)) and the tiles
+     * [cls_tile[c], cls_tile[c + 1]); cls_mtiles[c] M tiles of BM cover its
+     * largest phase (smaller phases skip their last tiles). */
+    int nclass;
+    unsigned short order[kIgemmMaxStride * kIgemmMaxStride * kIgemmMaxStride];
+    int cls_phase[kIgemmMaxClasses + 1];
+    long long cls_tile[kIgemmMaxClasses + 1];
+    long long cls_mtiles[kIgemmMaxClasses];
+    long long ntiles; /* blocks = ntiles * cs */
+};
+
+/* The kernel's instantiations: warps along M x along N, each warp a 64 x 32
+ * tile (BM = 64 * wm, BN = 32 * wn). */
+struct igemm_shape {
+    int wm, wn;
+};
+
+/* The instantiations compiled in (gpu_igemm.cu's igemm_kernel_for keeps
+ * to this list): 256 threads with BN 128 or 64, 128 threads with BN 64,
+ * 32 or 128, 64 threads with BN 32. */
+inline bool igemm_shape_compiled(igemm_shape t)
+{
+    return (t.wm == 2 && t.wn == 4) || (t.wm == 4 && t.wn == 2) || (t.wm == 2 && t.wn == 2) ||
+           (t.wm == 4 && t.wn == 1) || (t.wm == 1 && t.wn == 4) || (t.wm == 2 && t.wn == 1);
+}
+
+
+/* Whether the implicit-GEMM kernel computes problem s (layout, strides,
+ * index ranges); why says why not. */
+bool igemm_applies(const convt3d_shape *s, char *why, size_t why_size);
+
+/* Fills *p for warps shape t and cluster size cs (1, 2, 4 or 8) and the
+ * block's shared memory; false if it does not fit. */
+bool igemm_fill(const convt3d_shape *s, igemm_shape t, int cs, igemm_params *p, size_t *smem);
+
+/* Shared memory (bytes) a block of shape t needs. */
+size_t igemm_smem_bytes(igemm_shape t);
+
+} // namespace ct3d
+
+#endif

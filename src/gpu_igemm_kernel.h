@@ -1,0 +1,410 @@
+/* The implicit-GEMM kernel's per-block body (see gpu_igemm.h for what it
+ * computes and how blocks are ordered and clustered).  Only the body lives
+ * here so that it compiles for the host too and can be checked there by an
+ * emulator (CONVT3D_GPU_EMULATE), like gpu_phase_kernel.h.
+ *
+ * A block of WM x WN warps owns a BM x BN tile (BM = 64 WM positions of one
+ * phase, BN = 32 WN output channels).  Shared memory holds STAGES K steps,
+ * each As[BK][BM] (inputs: BK channels of one tap at the tile's positions)
+ * and Bs[BK][BN] (their weights), filled by cp.async: a thread copies the
+ * same positions in every step, so their input offsets and bounds are
+ * worked out once per tap, not per element.  A thread accumulates 8
+ * positions x 8 channels: per channel of a step two 16-byte loads of A (8
+ * lanes of a warp read 32 consecutive positions, the others the same:
+ * broadcast) and two of B feed 64 FMAs. */
+#ifndef CONVT3D_GPU_IGEMM_KERNEL_H
+#define CONVT3D_GPU_IGEMM_KERNEL_H
+
+#include "gpu_igemm.h"
+#include "gpu_phase_kernel.h" /* CT3D_* macros, copy4/copy16 */
+
+#ifdef CONVT3D_GPU_EMULATE
+void ct3d_emulate_cluster_sync(void);
+float *ct3d_emulate_cluster_smem(float *smem, int rank);
+#define CT3D_CLUSTER_SYNC() ct3d_emulate_cluster_sync()
+#define CT3D_CLUSTER_SMEM(ptr, rank) ct3d_emulate_cluster_smem(ptr, rank)
+#else
+#include <cooperative_groups.h>
+#define CT3D_CLUSTER_SYNC() cooperative_groups::this_cluster().sync()
+#define CT3D_CLUSTER_SMEM(ptr, rank) cooperative_groups::this_cluster().map_shared_rank(ptr, rank)
+#endif
+
+namespace ct3d {
+
+template <int WM, int WN>
+struct igemm_cfg {
+    static constexpr int BM = 64 * WM, BN = 32 * WN, NT = 32 * WM * WN;
+    static constexpr int BK = kIgemmBK, STAGES = 3;
+    static constexpr int STAGE = BK * (BM + BN); /* floats of one K step */
+    static constexpr int CPITCH = BM + 4;        /* the output tile, [BN][CPITCH] */
+    static constexpr int SMEM = STAGES * STAGE > BN * CPITCH ? STAGES * STAGE : BN * CPITCH;
+    /* A thread's positions (MS of them, NT apart) and rows: rows tid / BM +
+     * j * RS.  The same split serves the A copies and the output stores. */
+    static constexpr int MS = BM > NT ? BM / NT : 1;
+    static constexpr int RS = NT >= BM ? NT / BM : 1;
+    static constexpr int B4 = BK * BN / 4; /* float4 copies of B a step */
+    static_assert(BM % NT == 0 || NT % BM == 0, "positions split evenly");
+    static_assert(BK % RS == 0 && BN % RS == 0, "rows split evenly");
+};
+
+/* Wait until at most n committed groups of copies are still in flight. */
+#ifdef CONVT3D_GPU_EMULATE
+CT3D_DEV void copy_commit() {}
+template <int N>
+CT3D_DEV void copy_wait_groups() {}
+#else
+CT3D_DEV void copy_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+CT3D_DEV void copy_wait_groups()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+#endif
+
+/* Which tile a cluster computes. */
+struct igemm_tile {
+    int g, ob;
+    int r[3];             /* the phase */
+    long long m0, mcount; /* first position of the tile, positions of the phase */
+    int taps[3];
+    bool empty;           /* the tile lies past its phase's positions */
+};
+
+/* Tile t of the block order (gpu_igemm.h), for tiles of bm positions. */
+CT3D_DEV igemm_tile igemm_tile_of(const igemm_params &p, long long t, int bm)
+{
+    int c = 0;
+    while (c + 1 < p.nclass && t >= p.cls_tile[c + 1])
+        c++;
+    long long loc = t - p.cls_tile[c];
+    igemm_tile tl;
+    tl.ob = (int)(loc % p.nocb);
+    loc /= p.nocb;
+    tl.g = (int)(loc % p.groups);
+    loc /= p.groups;
+    const int nph = p.cls_phase[c + 1] - p.cls_phase[c];
+    const int code = p.order[p.cls_phase[c] + (int)(loc % nph)];
+    const long long mt = loc / nph;
+    tl.r[0] = code & 7;
+    tl.r[1] = (code >> 3) & 7;
+    tl.r[2] = code >> 6;
+    tl.mcount = p.nimg;
+    for (int d = 0; d < 3; d++) {
+        tl.taps[d] = p.ph[d][tl.r[d]].taps;
+        tl.mcount *= p.ph[d][tl.r[d]].qcount;
+    }
+    tl.m0 = mt * bm;
+    tl.empty = tl.m0 >= tl.mcount;
+    return tl;
+}
+
+/* One position of the tile, as the A copies and the stores need it. */
+struct igemm_pos {
+    long long xoff; /* x at (n, g's first channel, q - m0) per dim, or 0 */
+    long long yoff; /* y at (n, g's first channel, the output position) */
+    int i[3];       /* input coordinates of tap 0 */
+    bool valid;     /* inside the phase's positions */
+};
+
+CT3D_DEV igemm_pos igemm_pos_of(const igemm_params &p, const igemm_tile &tl, long long m)
+{
+    igemm_pos ps;
+    ps.valid = m < tl.mcount;
+    if (!ps.valid)
+        m = 0;
+    long long q[3];
+    for (int d = 2; d >= 0; d--) {
+        const phase_entry &e = p.ph[d][tl.r[d]];
+        const long long c = m % e.qcount;
+        m /= e.qcount;
+        q[d] = e.qlo + c;
+        ps.i[d] = (int)(q[d] - e.m0);
+    }
+    const long long n = m;
+    ps.xoff = n * p.xs[0] + (long long)tl.g * p.cig * p.xs[1];
+    ps.yoff = n * p.ys[0] + (long long)tl.g * p.cog * p.ys[1];
+    for (int d = 0; d < 3; d++) {
+        ps.xoff += (long long)ps.i[d] * p.xs[2 + d];
+        ps.yoff += (q[d] * p.s[d] + tl.r[d] - p.p[d]) * p.ys[2 + d];
+    }
+    return ps;
+}
+
+/* Where the next K step to copy reads from: K steps go tap by tap, BK input
+ * channels at a time, and the cursor advances by additions (the tap
+ * decomposition and the bounds of the thread's positions are redone once
+ * per tap only). */
+template <int MS>
+struct igemm_cursor {
+    int ic0;              /* first input channel of the step */
+    int t[3];             /* the tap, per dim */
+    long long woff;       /* packed weights of (ic0, tap) */
+    long long aoff[MS];   /* x at (ic0 + the thread's first row, tap, position s) */
+    bool ain[MS];         /* position s at this tap lies inside x */
+};
+
+/* Sets the tap-dependent parts of c for tap c.t and channel c.ic0. */
+template <int MS>
+CT3D_DEV void igemm_cursor_tap(const igemm_params &p, const igemm_tile &tl,
+                               const igemm_pos (&pos)[MS], int row0, igemm_cursor<MS> &c)
+{
+    long long shift = (long long)(c.ic0 + row0) * p.xs[1];
+    int kl = 0;
+    for (int d = 0; d < 3; d++) {
+        shift -= (long long)c.t[d] * p.dm[d] * p.xs[2 + d];
+        kl = kl * p.k[d] + p.ph[d][tl.r[d]].k0 + c.t[d] * p.kstep[d];
+    }
+    const long long wrow = (long long)p.k[0] * p.k[1] * p.k[2] * p.ocb;
+    c.woff = (((long long)tl.g * p.nocb + tl.ob) * p.cig + c.ic0) * wrow + (long long)kl * p.ocb;
+    CT3D_UNROLL
+    for (int s = 0; s < MS; s++) {
+        bool in = pos[s].valid;
+        for (int d = 0; d < 3; d++) {
+            const int i = pos[s].i[d] - c.t[d] * p.dm[d];
+            in = in && (unsigned)i < (unsigned)p.in[d];
+        }
+        c.ain[s] = in;
+        c.aoff[s] = pos[s].xoff + shift;
+    }
+}
+
+/* The cursor at K step `step` (one division, at the start of the block's range). */
+template <int MS>
+CT3D_DEV igemm_cursor<MS> igemm_cursor_at(const igemm_params &p, const igemm_tile &tl,
+                                          const igemm_pos (&pos)[MS], int row0, int step)
+{
+    igemm_cursor<MS> c;
+    const int tap = step / p.kchunks;
+    c.ic0 = (step - tap * p.kchunks) * kIgemmBK;
+    c.t[2] = tap % tl.taps[2];
+    c.t[1] = (tap / tl.taps[2]) % tl.taps[1];
+    c.t[0] = tap / (tl.taps[2] * tl.taps[1]);
+    igemm_cursor_tap(p, tl, pos, row0, c);
+    return c;
+}
+
+/* The next K step: the next BK channels, or the next tap's first. */
+template <int MS>
+CT3D_DEV void igemm_cursor_next(const igemm_params &p, const igemm_tile &tl,
+                                const igemm_pos (&pos)[MS], int row0, igemm_cursor<MS> &c)
+{
+    c.ic0 += kIgemmBK;
+    if (c.ic0 < p.cig) {
+        c.woff += (long long)kIgemmBK * p.k[0] * p.k[1] * p.k[2] * p.ocb;
+        CT3D_UNROLL
+        for (int s = 0; s < MS; s++)
+            c.aoff[s] += (long long)kIgemmBK * p.xs[1];
+        return;
+    }
+    c.ic0 = 0;
+    for (int d = 2; d >= 0; d--) {
+        if (++c.t[d] < tl.taps[d])
+            break;
+        c.t[d] = 0;
+    }
+    igemm_cursor_tap(p, tl, pos, row0, c);
+}
+
+/* Copies the K step at cursor c into stage buffer buf: As[BK][BM] (the
+ * thread's positions, rows row0 + j RS) and Bs[BK][BN]. */
+template <int WM, int WN>
+CT3D_DEV void igemm_load_step(const igemm_params &p, const igemm_cursor<igemm_cfg<WM, WN>::MS> &c,
+                              float *buf, int tid)
+{
+    using C = igemm_cfg<WM, WN>;
+    float *as = buf, *bs = buf + C::BK * C::BM;
+    const int row0 = tid / C::BM, col = tid - row0 * C::BM;
+    CT3D_UNROLL
+    for (int s = 0; s < C::MS; s++) {
+        const float *src = p.x + c.aoff[s];
+        CT3D_UNROLL
+        for (int j = 0; j < C::BK / C::RS; j++) {
+            const int kk = row0 + j * C::RS;
+            const bool ok = c.ain[s] && c.ic0 + kk < p.cig;
+            copy4(as + kk * C::BM + col + s * C::NT, ok ? src : p.x, ok);
+            src += (long long)C::RS * p.xs[1];
+        }
+    }
+    const long long wrow = (long long)p.k[0] * p.k[1] * p.k[2] * p.ocb;
+    const float *wsrc = p.w + c.woff;
+    CT3D_UNROLL
+    for (int i = 0; i < (C::B4 + C::NT - 1) / C::NT; i++) {
+        const int e = tid + i * C::NT;
+        if (C::B4 % C::NT != 0 && e >= C::B4)
+            break;
+        const int kk = e / (C::BN / 4), c4 = e - kk * (C::BN / 4);
+        const bool ok = c.ic0 + kk < p.cig;
+        copy16(bs + kk * C::BN + 4 * c4, ok ? wsrc + kk * wrow + 4 * c4 : p.w, ok);
+    }
+}
+
+/* v[0..3] = src[0..3], v[4..7] = src[gap..gap + 3]: two 16-byte loads. */
+CT3D_DEV void load_pair4(float (&v)[8], const float *src, int gap)
+{
+    const float4 lo = *reinterpret_cast<const float4 *>(src);
+    const float4 hi = *reinterpret_cast<const float4 *>(src + gap);
+    v[0] = lo.x;
+    v[1] = lo.y;
+    v[2] = lo.z;
+    v[3] = lo.w;
+    v[4] = hi.x;
+    v[5] = hi.y;
+    v[6] = hi.z;
+    v[7] = hi.w;
+}
+
+/* acc += the step in buf: thread (warp wm, wn; lane lm = lane % 8, ln =
+ * lane / 8) holds positions wm*64 + h*32 + lm*4 + i and channels wn*32 +
+ * h*16 + ln*4 + j, h = 0, 1 and i, j < 4. */
+template <int WM, int WN>
+CT3D_DEV void igemm_mma_step(float (&acc)[8][8], const float *buf, int am, int bn)
+{
+    using C = igemm_cfg<WM, WN>;
+    const float *as = buf + am, *bs = buf + C::BK * C::BM + bn;
+    CT3D_UNROLL
+    for (int kk = 0; kk < C::BK; kk++) {
+        float a[8], b[8];
+        load_pair4(a, as + kk * C::BM, 32);
+        load_pair4(b, bs + kk * C::BN, 16);
+        CT3D_UNROLL
+        for (int i = 0; i < 8; i++)
+            CT3D_UNROLL
+            for (int j = 0; j < 8; j++)
+                acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+}
+
+/* The tile's K steps [s0, s1) through the pipeline (every thread of the
+ * block calls it; it synchronises). */
+template <int WM, int WN>
+CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
+                               const igemm_pos (&pos)[igemm_cfg<WM, WN>::MS], float *smem,
+                               int tid, int s0, int s1, float (&acc)[8][8])
+{
+    using C = igemm_cfg<WM, WN>;
+    const int warp = tid >> 5, lane = tid & 31;
+    const int am = (warp % WM) * 64 + (lane & 7) * 4;
+    const int bn = (warp / WM) * 32 + (lane >> 3) * 4;
+    const int row0 = tid / C::BM;
+    const int n = s1 - s0;
+    if (n <= 0)
+        return; /* a phase without taps, or more cluster ranks than K steps */
+    igemm_cursor<C::MS> cur = igemm_cursor_at(p, tl, pos, row0, s0);
+    CT3D_UNROLL
+    for (int s = 0; s < C::STAGES - 1; s++) {
+        if (s < n) {
+            igemm_load_step<WM, WN>(p, cur, smem + s * C::STAGE, tid);
+            igemm_cursor_next(p, tl, pos, row0, cur);
+        }
+        copy_commit();
+    }
+    for (int it = 0; it < n; it++) {
+        copy_wait_groups<C::STAGES - 2>();
+        CT3D_SYNC(); /* step it has landed for every thread; step it - 1's buffer is free */
+        const int next = it + C::STAGES - 1;
+        if (next < n) {
+            igemm_load_step<WM, WN>(p, cur, smem + (next % C::STAGES) * C::STAGE, tid);
+            igemm_cursor_next(p, tl, pos, row0, cur);
+        }
+        copy_commit();
+        igemm_mma_step<WM, WN>(acc, smem + (it % C::STAGES) * C::STAGE, am, bn);
+    }
+    copy_wait_groups<0>();
+}
+
+/* Writes the thread's accumulators into the block's output tile
+ * cs[channel][position] (over the pipeline buffers: the caller has
+ * synchronised). */
+template <int WM, int WN>
+CT3D_DEV void igemm_spill_tile(const float (&acc)[8][8], float *cs, int tid)
+{
+    using C = igemm_cfg<WM, WN>;
+    const int warp = tid >> 5, lane = tid & 31;
+    const int am = (warp % WM) * 64 + (lane & 7) * 4;
+    const int bn = (warp / WM) * 32 + (lane >> 3) * 4;
+    CT3D_UNROLL
+    for (int j = 0; j < 8; j++) {
+        const int ch = bn + (j >> 2) * 16 + (j & 3);
+        CT3D_UNROLL
+        for (int h = 0; h < 2; h++) {
+            float4 v;
+            v.x = acc[4 * h + 0][j];
+            v.y = acc[4 * h + 1][j];
+            v.z = acc[4 * h + 2][j];
+            v.w = acc[4 * h + 3][j];
+            *reinterpret_cast<float4 *>(cs + ch * C::CPITCH + am + 32 * h) = v;
+        }
+    }
+}
+
+/* The block's part of the output: rows (channels) j*RS + tid/BM for j = rank,
+ * rank + cs, ..; each element the cluster's partial tiles summed in rank
+ * order, plus bias.  A warp's stores cover consecutive positions. */
+template <int WM, int WN>
+CT3D_DEV void igemm_store(const igemm_params &p, const igemm_tile &tl,
+                          const igemm_pos (&pos)[igemm_cfg<WM, WN>::MS], float *cs, int tid,
+                          int rank)
+{
+    using C = igemm_cfg<WM, WN>;
+    const int row0 = tid / C::BM, col = tid - row0 * C::BM;
+    for (int j = rank; j < C::BN / C::RS; j += p.cs) {
+        const int ch = row0 + j * C::RS;
+        const int oc = tl.ob * C::BN + ch;
+        if (oc >= p.cog)
+            break;
+        const float bv = p.bias ? CT3D_LDG(p.bias + (long long)tl.g * p.cog + oc) : 0.0f;
+        CT3D_UNROLL
+        for (int s = 0; s < C::MS; s++) {
+            if (!pos[s].valid)
+                continue;
+            const int at = ch * C::CPITCH + col + s * C::NT;
+            float v = cs[at];
+            if (p.cs > 1) {
+                v = CT3D_CLUSTER_SMEM(cs, 0)[at];
+                for (int q = 1; q < p.cs; q++)
+                    v += CT3D_CLUSTER_SMEM(cs, q)[at];
+            }
+            p.y[pos[s].yoff + (long long)oc * p.ys[1]] = v + bv;
+        }
+    }
+}
+
+template <int WM, int WN>
+CT3D_DEV void igemm_block(const igemm_params &p, float *smem, int tid, long long vb)
+{
+    using C = igemm_cfg<WM, WN>;
+    const long long t = vb / p.cs;
+    const int rank = (int)(vb - t * p.cs);
+    const igemm_tile tl = igemm_tile_of(p, t, C::BM);
+    float acc[8][8];
+    CT3D_UNROLL
+    for (int i = 0; i < 8; i++)
+        CT3D_UNROLL
+        for (int j = 0; j < 8; j++)
+            acc[i][j] = 0.0f;
+    igemm_pos pos[C::MS];
+    const int col = tid % C::BM;
+    CT3D_UNROLL
+    for (int s = 0; s < C::MS; s++)
+        pos[s] = igemm_pos_of(p, tl, tl.m0 + col + s * C::NT);
+    if (!tl.empty) {
+        const int steps = tl.taps[0] * tl.taps[1] * tl.taps[2] * p.kchunks;
+        const int s0 = (int)((long long)steps * rank / p.cs);
+        const int s1 = (int)((long long)steps * (rank + 1) / p.cs);
+        igemm_accumulate<WM, WN>(p, tl, pos, smem, tid, s0, s1, acc);
+    }
+    CT3D_SYNC(); /* every thread is done with the pipeline buffers */
+    igemm_spill_tile<WM, WN>(acc, smem, tid);
+    if (p.cs > 1)
+        CT3D_CLUSTER_SYNC(); /* every partial tile of the cluster is in place */
+    else
+        CT3D_SYNC();
+    if (!tl.empty)
+        igemm_store<WM, WN>(p, tl, pos, smem, tid, rank);
+    if (p.cs > 1)
+        CT3D_CLUSTER_SYNC(); /* no block leaves while another reads its tile */
+}
+
+} // namespace ct3d
+
+#endif
