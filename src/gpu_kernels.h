@@ -24,7 +24,14 @@ namespace ct3d {
 constexpr int kMaxPhaseStride = 8;
 constexpr int kMaxWTaps = 8;
 constexpr int kMaxKW = 16;
-constexpr int kMaxFuseTaps = 2;
+/* The fused W slot pairs compiled in (phase_params.fuse_w): slot 0's and
+ * slot 1's taps, and where each slot's window starts in the shared one. */
+struct fuse_pair {
+    int t0, t1, a0, a1;
+};
+constexpr fuse_pair kFusePairs[] = {{1, 1, 1, 0}, {1, 1, 0, 0}, {1, 1, 0, 1}, {2, 2, 1, 0},
+                                    {2, 2, 0, 0}, {2, 2, 0, 1}, {3, 4, 0, 0}, {4, 3, 0, 0}};
+constexpr int kFusePairCount = sizeof kFusePairs / sizeof kFusePairs[0];
 
 /* One stride phase r of one dim: outputs o = q*s + r - p for q in
  * [qlo, qlo + qcount), each fed by taps k = k0 + t*kstep (t < taps) from
@@ -59,9 +66,9 @@ struct phase_params {
      * order through shared memory (at red_off floats) and stores.  More warps
      * for the same tile where the output has few tiles; deterministic. */
     int nbase, ks, red_off;
-    /* W stride 2 with both W slots of T <= kMaxFuseTaps taps whose windows
-     * start at most one input apart: one window load serves both slots
-     * (fuse_w = 1 + 3 * (T - 1) + (woff1 - woff0 + 1)); 0: slot by slot. */
+    /* W stride 2 where the two W slots' tap counts and window offsets are
+     * an entry i of kFusePairs: one window load serves both slots
+     * (fuse_w = i + 1); 0: slot by slot. */
     int fuse_w;
     int cic, nchunks; /* input channels staged per chunk, number of chunks */
     int ocb, nocb;    /* output channels per block (toc * OCT) and blocks of them */
@@ -81,8 +88,14 @@ struct phase_params {
     long long nblocks;
     phase_entry ph[2][kMaxPhaseStride]; /* D and H */
     /* Union over the phases (all_phases): first q, halo (rows before q0 the
-     * tile must hold) and halo + extra rows after. */
+     * tile must hold) and halo + extra rows after.  With align_all, tile j
+     * of phase r holds its q rows qlo_r + j * threads onwards (not the
+     * union's qlo_all + j * threads): every tile row is an output row of
+     * the phase, at the price of max(qlo_r - qlo_all) more staged rows
+     * (kernelbench's D phases start one q row apart: without it one row in
+     * seven of the heavier phase was computed and thrown away). */
     int qlo_all[2], hal_all[2], ext_all[2];
+    int align_all;
     wslot ws[2];
     int kwpos[kMaxKW]; /* position of tap kw in a staged (compacted) weight row */
     int wlo0;          /* W tile origin relative to tile_w * tx * qw */

@@ -62,7 +62,8 @@ struct block_ctx {
 /* One of D, H for the block: which q rows, which input rows are staged,
  * which weight taps are staged, and how a phase's taps index them. */
 struct dh_geom {
-    int q0;     /* first q row of the tile */
+    int q0;     /* first q row of the tile (of the phase being computed) */
+    int qbase;  /* grouped mode: the union's first q row of the tile */
     int lo;     /* first staged input index */
     int ext;    /* staged input rows */
     int kfirst; /* staged weight tap j is kernel tap kfirst + j*kstep_stage */
@@ -82,6 +83,7 @@ CT3D_DEV dh_geom geom_all(const phase_params &p, int d, int tile, int threads)
 {
     dh_geom g;
     g.q0 = p.qlo_all[d] + tile * threads;
+    g.qbase = g.q0;
     g.lo = g.q0 - p.hal_all[d];
     g.ext = threads + p.ext_all[d];
     g.kfirst = 0;
@@ -95,12 +97,15 @@ CT3D_DEV dh_geom geom_all(const phase_params &p, int d, int tile, int threads)
     return g;
 }
 
-/* Grouped mode: phase r within the union tile. */
+/* Grouped mode: phase r within the union tile (shifted to the phase's own
+ * first q row with align_all). */
 CT3D_DEV void geom_all_phase(const phase_params &p, int d, int r, dh_geom &g)
 {
     const phase_entry &e = p.ph[d][r];
+    const int shift = p.align_all ? e.qlo - p.qlo_all[d] : 0;
+    g.q0 = g.qbase + shift;
     g.taps = e.taps;
-    g.zbase = p.hal_all[d] - e.m0;
+    g.zbase = p.hal_all[d] - e.m0 + shift;
     g.w0 = e.k0;
     g.wstep = p.kstep[d];
 }
@@ -112,6 +117,7 @@ CT3D_DEV dh_geom geom_one(const phase_params &p, int d, int r, int tile, int thr
     dh_geom g;
     const int hal = e.taps > 0 ? e.m0 + (e.taps - 1) * p.dm[d] : 0;
     g.q0 = e.qlo + tile * threads;
+    g.qbase = g.q0;
     g.lo = g.q0 - hal;
     g.ext = e.taps > 0 ? threads + (e.taps - 1) * p.dm[d] : 0;
     g.kfirst = e.k0;
@@ -387,16 +393,17 @@ CT3D_DEV void accumulate_dispatch(float (&acc)[QW][OCT], const float *tile, cons
     }
 }
 
-/* Both W slots of a stride-2 run at once (phase_params.fuse_w): T taps each,
- * slot f's window starting A_f inputs into one shared window of
- * QW + T - 1 + max(A0, A1) inputs, loaded once for the two slots (k2s2: the
- * two W phases read the same inputs). */
-template <int QW, int OCT, int T, int A0, int A1, int F>
+/* Both W slots of a stride-2 run at once (phase_params.fuse_w): T0 and T1
+ * taps, slot f's window starting A_f inputs into one shared window of
+ * QW + max(T_f - 1 + A_f) inputs, loaded once for the two slots (k2s2: the
+ * two W phases read the same inputs; kernelbench's k7: 3 and 4 taps from the
+ * same first input). */
+template <int QW, int OCT, int T0, int T1, int A0, int A1, int F>
 CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const float *wsm,
                               const phase_params &p, const block_ctx &b, const dh_geom &gd,
                               const dh_geom &gh, int cnt)
 {
-    constexpr int L = QW + T - 1 + (A0 > A1 ? A0 : A1);
+    constexpr int L = QW + (T0 - 1 + A0 > T1 - 1 + A1 ? T0 - 1 + A0 : T1 - 1 + A1);
     const int ics = gd.ext * gh.ext * p.pitch;
     const int wrowf = p.toc * p.wrow4 * 4;
     const int wics = gd.wn * gh.wn * wrowf;
@@ -420,7 +427,7 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
              * 0's first tap too where there are two taps a slot: on the H200
              * that took k4s2p1 (T 2) from 0.625 to 0.596 ms but unet (T 1)
              * from 1.54 to 1.67 ms */
-            constexpr bool ahead = T > 1;
+            constexpr bool ahead = T0 > 1;
             float win[L], w00[OCT];
             CT3D_UNROLL
             for (int j = 0; j < L; j++)
@@ -439,7 +446,7 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
                     load_floats<OCT>(nw00, more ? wr0 + wics_step : wr0);
                 CT3D_UNROLL
                 for (int f = 0; f < 2; f++) {
-                    const int a = f ? A1 : A0;
+                    const int a = f ? A1 : A0, T = f ? T1 : T0;
                     const float *wr = f ? wr1 : wr0;
                     CT3D_UNROLL
                     for (int t = 0; t < T; t++) {
@@ -475,34 +482,31 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
     }
 }
 
-/* fuse_w's instantiations (T <= kMaxFuseTaps); false if none applies. */
+/* fuse_w's instantiations (gpu_kernels.h, kFusePairs); false if none applies. */
 template <int SW, int QW, int OCT, int F>
 CT3D_DEV bool accumulate_fused(float (&acc)[SW][QW][OCT], const float *tile, const float *wsm,
                                const phase_params &p, const block_ctx &b, const dh_geom &gd,
                                const dh_geom &gh, int cnt)
 {
     if constexpr (SW == 2 && (F & kFused) != 0) {
+#define CT3D_FUSE_CASE(i)                                                                          \
+    case i + 1:                                                                                    \
+        accumulate_pair<QW, OCT, kFusePairs[i].t0, kFusePairs[i].t1, kFusePairs[i].a0,             \
+                        kFusePairs[i].a1, F>(acc, tile, wsm, p, b, gd, gh, cnt);                   \
+        return true;
+        static_assert(kFusePairCount == 8, "one case per entry of kFusePairs");
         switch (p.fuse_w) {
-        case 1:
-            accumulate_pair<QW, OCT, 1, 1, 0, F>(acc, tile, wsm, p, b, gd, gh, cnt);
-            return true;
-        case 2:
-            accumulate_pair<QW, OCT, 1, 0, 0, F>(acc, tile, wsm, p, b, gd, gh, cnt);
-            return true;
-        case 3:
-            accumulate_pair<QW, OCT, 1, 0, 1, F>(acc, tile, wsm, p, b, gd, gh, cnt);
-            return true;
-        case 4:
-            accumulate_pair<QW, OCT, 2, 1, 0, F>(acc, tile, wsm, p, b, gd, gh, cnt);
-            return true;
-        case 5:
-            accumulate_pair<QW, OCT, 2, 0, 0, F>(acc, tile, wsm, p, b, gd, gh, cnt);
-            return true;
-        case 6:
-            accumulate_pair<QW, OCT, 2, 0, 1, F>(acc, tile, wsm, p, b, gd, gh, cnt);
-            return true;
+            CT3D_FUSE_CASE(0)
+            CT3D_FUSE_CASE(1)
+            CT3D_FUSE_CASE(2)
+            CT3D_FUSE_CASE(3)
+            CT3D_FUSE_CASE(4)
+            CT3D_FUSE_CASE(5)
+            CT3D_FUSE_CASE(6)
+            CT3D_FUSE_CASE(7)
         default: break;
         }
+#undef CT3D_FUSE_CASE
     }
     return false;
 }
@@ -692,10 +696,10 @@ CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long
         CT3D_SYNC();
         for (int pp = 0; pp < p.npp; pp++) {
             const int rd = pp / p.s[1], rh = pp - rd * p.s[1];
-            if (!tile_has_rows(p, 0, rd, gd.q0, p.tz) || !tile_has_rows(p, 1, rh, gh.q0, p.ty))
-                continue;
             geom_all_phase(p, 0, rd, gd);
             geom_all_phase(p, 1, rh, gh);
+            if (!tile_has_rows(p, 0, rd, gd.q0, p.tz) || !tile_has_rows(p, 1, rh, gh.q0, p.ty))
+                continue;
             zero_acc<SW, QW, OCT>(acc);
             accumulate_all_slots<SW, QW, OCT, F>(acc, tile, wsm, p, b, gd, gh, p.cig);
             if ((F & kSliced) && p.ks > 1)

@@ -75,6 +75,7 @@ struct tiling {
     int qw, oct, toc, tx, ty, tz, cic, all;
     int ks; /* input-channel slices (phase_params.ks) */
     int nofuse; /* 1: no fused W slot pair (phase_params.fuse_w), for measuring */
+    int noalign; /* 1: grouped tiles on the union's q grid (phase_params.align_all off) */
 };
 
 /* Tiled mode's block order (phase_params.pp_order, snake): phase pairs by
@@ -94,6 +95,41 @@ void order_phase_pairs(phase_params *p, int num_sms)
             p->pp_order[j - 1] = t;
         }
     p->snake = p->nblocks > num_sms ? num_sms : 0;
+}
+
+/* Grouped mode's tile in dim d, from the phase tables p.ph[d]: the first q
+ * row, the input rows it stages before its first q row (hal) and past its
+ * last (after), and the q rows its tiles must cover (span).  Tile rows are
+ * on the union's grid, or with align on each phase's own (align_all). */
+struct union_rows {
+    int qlo, hal, after, span;
+};
+
+union_rows union_rows_of(const phase_params &p, int d, bool align)
+{
+    union_rows u = {1 << 30, -(1 << 30), -(1 << 30), 0};
+    int qhi = -(1 << 30), most = 0;
+    for (int r = 0; r < p.s[d]; r++) {
+        const phase_entry &e = p.ph[d][r];
+        if (e.qcount == 0)
+            continue;
+        u.qlo = e.qlo < u.qlo ? e.qlo : u.qlo;
+        qhi = e.qlo + e.qcount - 1 > qhi ? e.qlo + e.qcount - 1 : qhi;
+        most = e.qcount > most ? e.qcount : most;
+    }
+    for (int r = 0; r < p.s[d]; r++) {
+        const phase_entry &e = p.ph[d][r];
+        if (e.taps == 0 || e.qcount == 0)
+            continue;
+        const int shift = align ? e.qlo - u.qlo : 0;
+        const int h = e.m0 + (e.taps - 1) * p.dm[d] - shift;
+        u.hal = h > u.hal ? h : u.hal;
+        u.after = shift - e.m0 > u.after ? shift - e.m0 : u.after;
+    }
+    if (u.hal == -(1 << 30))
+        u.hal = u.after = 0; /* no taps: bias only */
+    u.span = align ? most : qhi - u.qlo + 1;
+    return u;
 }
 
 /* Fills the phase kernel's parameters for tiling t; false if it does not
@@ -143,9 +179,10 @@ bool fill_phase(const convt3d_shape *s, const tiling &t, const device_limits &li
     /* D and H: phase tables, the union over phases, and the largest
      * per-phase extents (tiled mode). */
     int ext_one[2] = {0, 0}, taps_one[2] = {0, 0}, qcount_one[2] = {0, 0};
+    p.align_all = t.all && !t.noalign;
     for (int d = 0; d < 2; d++) {
         const int threads = d == 0 ? t.tz : t.ty;
-        int qlo = 1 << 30, qhi = -(1 << 30), hal = -(1 << 30), minm0 = 1 << 30;
+        int qlo = 1 << 30, qhi = -(1 << 30);
         for (int r = 0; r < p.s[d]; r++) {
             const phase_entry e = phase_entry_of(s, d, r);
             p.ph[d][r] = e;
@@ -154,21 +191,19 @@ bool fill_phase(const convt3d_shape *s, const tiling &t, const device_limits &li
                 qhi = e.qlo + e.qcount - 1 > qhi ? e.qlo + e.qcount - 1 : qhi;
             }
             if (e.taps > 0) {
-                const int h = e.m0 + (e.taps - 1) * p.dm[d];
-                hal = h > hal ? h : hal;
-                minm0 = e.m0 < minm0 ? e.m0 : minm0;
                 const int ext = (e.taps - 1) * p.dm[d];
                 ext_one[d] = ext > ext_one[d] ? ext : ext_one[d];
                 taps_one[d] = e.taps > taps_one[d] ? e.taps : taps_one[d];
             }
             qcount_one[d] = e.qcount > qcount_one[d] ? e.qcount : qcount_one[d];
         }
-        if (qhi < qlo || hal < 0)
+        if (qhi < qlo)
             return false; /* cannot happen for a valid problem */
-        p.qlo_all[d] = qlo;
-        p.hal_all[d] = hal;
-        p.ext_all[d] = hal - minm0;
-        p.ntile[d] = (int)ceil_div(t.all ? qhi - qlo + 1 : qcount_one[d], threads);
+        const union_rows u = union_rows_of(p, d, p.align_all);
+        p.qlo_all[d] = u.qlo;
+        p.hal_all[d] = u.hal;
+        p.ext_all[d] = u.hal + u.after;
+        p.ntile[d] = (int)ceil_div(t.all ? u.span : qcount_one[d], threads);
     }
 
     /* W: the slots of a thread's run, the tile origin and extent. */
@@ -201,10 +236,15 @@ bool fill_phase(const convt3d_shape *s, const tiling &t, const device_limits &li
             wend = w.woff + w.taps - 1;
     }
     p.wlo0 = wlo0;
-    if (sw == 2 && !t.nofuse && p.ws[0].taps == p.ws[1].taps && p.ws[0].taps >= 1 &&
-        p.ws[0].taps <= kMaxFuseTaps && p.ws[1].woff - p.ws[0].woff >= -1 &&
-        p.ws[1].woff - p.ws[0].woff <= 1)
-        p.fuse_w = 1 + 3 * (p.ws[0].taps - 1) + (p.ws[1].woff - p.ws[0].woff + 1);
+    if (sw == 2 && !t.nofuse && p.ws[0].taps >= 1 && p.ws[1].taps >= 1) {
+        const int shift = p.ws[1].woff - p.ws[0].woff; /* = a1 - a0 */
+        for (int i = 0; i < kFusePairCount && !p.fuse_w; i++) {
+            const fuse_pair &f = kFusePairs[i];
+            if (f.t0 == p.ws[0].taps && f.t1 == p.ws[1].taps && f.a1 - f.a0 == shift &&
+                (f.a0 == 0 || f.a1 == 0))
+                p.fuse_w = i + 1;
+        }
+    }
     p.ew = t.tx * t.qw + wend;
     p.pitch = p.ew | 1;
     p.ntile[2] = (int)ceil_div(s->out[2], (long long)t.tx * sw * t.qw);
@@ -244,19 +284,20 @@ const char *phase_name(int all, int sw, int qw, int oct)
     return oct == 8 ? "cuda/f32_phase_tiled_1x8x8" : "cuda/f32_phase_tiled_1x8x4";
 }
 
-/* Parses "tx,ty,tz,toc,cic[,ks[,fuse]]" (ks 1, fuse 1 when left out);
- * false if malformed. */
-bool parse_tile(const char *text, int v[8])
+/* Parses "tx,ty,tz,toc,cic[,ks[,fuse[,occ[,align]]]]" (ks, fuse, occ and
+ * align 1 when left out); false if malformed. */
+bool parse_tile(const char *text, int v[9])
 {
     if (!text || !*text)
         return false;
     v[5] = 1;
     v[6] = 1;
     v[7] = 1;
-    const int n = sscanf(text, "%d,%d,%d,%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4],
-                         &v[5], &v[6], &v[7]);
+    v[8] = 1;
+    const int n = sscanf(text, "%d,%d,%d,%d,%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4],
+                         &v[5], &v[6], &v[7], &v[8]);
     return n >= 5 && v[0] > 0 && v[1] > 0 && v[2] > 0 && v[3] > 0 && v[4] > 0 && v[5] > 0 &&
-           v[6] >= 0 && v[7] >= 0;
+           v[6] >= 0 && v[7] >= 0 && v[8] >= 0;
 }
 
 /* Staged input rows per output row in D and H for a ty x tz tile, times the
@@ -268,16 +309,10 @@ double tile_waste(const phase_params &p, int all, int ty, int tz)
     for (int d = 0; d < 2; d++) {
         const int threads = d == 0 ? tz : ty;
         int ext = 0, qext = 0;
-        if (all) {
-            ext = p.ext_all[d];
-            int qlo = 1 << 30, qhi = -(1 << 30);
-            for (int r = 0; r < p.s[d]; r++)
-                if (p.ph[d][r].qcount > 0) {
-                    qlo = p.ph[d][r].qlo < qlo ? p.ph[d][r].qlo : qlo;
-                    const int hi = p.ph[d][r].qlo + p.ph[d][r].qcount - 1;
-                    qhi = hi > qhi ? hi : qhi;
-                }
-            qext = qhi - qlo + 1;
+        if (all) { /* the planner's grouped tiles are phase-aligned */
+            const union_rows u = union_rows_of(p, d, true);
+            ext = u.hal + u.after;
+            qext = u.span;
         } else {
             for (int r = 0; r < p.s[d]; r++) {
                 const phase_entry &e = p.ph[d][r];
@@ -336,14 +371,14 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
         bsmem = smem;
         return true;
     };
-    int forced[8];
+    int forced[9];
     const bool is_forced = parse_tile(tile, forced);
     if (is_forced) {
         for (int all = 1; all >= 0 && !found; all--)
             if ((want_all < 0 && (all == 0 || npp > 1)) || all == want_all) {
                 const int cic = all || forced[4] > s->cig ? (int)s->cig : forced[4];
                 take({qw, oct, forced[3], forced[0], forced[1], forced[2], cic, all, forced[5],
-                      forced[6] == 0},
+                      forced[6] == 0, forced[8] == 0},
                      lim.smem_optin);
             }
         if (!found)
@@ -392,7 +427,7 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
                     phase_params probe;
                     size_t probe_smem;
                     if (ty > 16 || tz > 8 ||
-                        !fill_phase(s, {qw, oct, tc, tx, ty, tz, 1, 0, 1, 0}, lim, &probe,
+                        !fill_phase(s, {qw, oct, tc, tx, ty, tz, 1, 0, 1, 0, 0}, lim, &probe,
                                     &probe_smem))
                         continue;
                     const double w = tile_waste(probe, all, ty, tz);
@@ -405,13 +440,13 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
                     continue;
                 const int ty = best_ty, tz = r / ty;
                 if (all) {
-                    take({qw, oct, tc, tx, ty, tz, (int)s->cig, 1, ks, 0}, cap);
+                    take({qw, oct, tc, tx, ty, tz, (int)s->cig, 1, ks, 0, 0}, cap);
                 } else {
                     for (int ci = -1; ci < 7 && !found; ci++) {
                         const int cic = ci < 0 ? (int)s->cig : cics[ci];
                         if (ci >= 0 && cic >= s->cig)
                             continue;
-                        take({qw, oct, tc, tx, ty, tz, cic, 0, ks, 0}, cap);
+                        take({qw, oct, tc, tx, ty, tz, cic, 0, ks, 0, 0}, cap);
                     }
                 }
             }
