@@ -342,9 +342,12 @@ double tile_waste(const phase_params &p, int all, int ty, int tz)
  *   - few output tiles (fewer blocks than two a multiprocessor): ks = 2
  *     (then 4) input-channel slices a block over half the rows, while the
  *     blocks still fit one such wave (more warps for latency hiding);
- *   - W stride 2 with equal short W phases: the fused slot pair (fuse_w);
- * CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse]] overrides all of it where it
- * fits (fuse 0: slot by slot). */
+ *   - W stride 2 whose two W slots match an entry of kFusePairs: the fused
+ *     slot pair (fuse_w);
+ *   - grouped tiles start at each phase's own first q row (align_all);
+ * CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse[,occ[,align]]]] overrides all of
+ * it where it fits (fuse 0: slot by slot; align 0: grouped tiles on the
+ * union's q grid). */
 bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, const char *tile,
                 kernel_plan *k)
 {

@@ -3,6 +3,8 @@
  * computation (no CUDA calls), done once at plan creation.
  *
  * The heuristic (bench/NOTES.md has the H200 measurements behind it):
+ *   0. the implicit-GEMM kernel (gpu_igemm.h) for NCDHW problems with
+ *      C_in/G >= 16, Cog >= 32 and at most 2 taps in every W phase;
  *   1. the phase kernel, where it applies (W stride 1 or 2 with every W tap
  *      reaching its phase at unit input step, <= 8 taps per W phase, D/H
  *      strides <= 8) -- depthwise problems included:
@@ -15,9 +17,11 @@
  * Before all of these: depthwise problems in NCDHW that the depthwise tile
  * kernel takes (gpu_depthwise.h: W stride <= 2 with dilation dividing it,
  * <= 4 taps a W phase, D/H strides <= 8, tile in 48 KB) -> dwtile.
- * CONVT3D_CUDA_KERNEL=grouped|tiled|dwtile|depthwise|generic (or a full
- * kernel name) forces a kernel where it applies (dwtile also in NDHWC); CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse[,occ]]]
- * forces the phase kernel's tiling (benchmarking only). */
+ * CONVT3D_CUDA_KERNEL=igemm|grouped|tiled|dwtile|depthwise|generic (or a
+ * full kernel name) forces a kernel where it applies (dwtile also in NDHWC);
+ * CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse[,occ[,align]]]] forces the
+ * phase kernel's tiling and CONVT3D_CUDA_IGEMM=wm,wn[,cs] the
+ * implicit-GEMM kernel's (benchmarking only). */
 #ifndef CONVT3D_GPU_PLAN_H
 #define CONVT3D_GPU_PLAN_H
 
