@@ -51,12 +51,7 @@ cudaError_t prepare_igemm(igemm_shape t, int smem_optin)
     const igemm_fn fn = igemm_kernel_for(t);
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
-    cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           smem_optin);
-    if (err == cudaSuccess)
-        err = cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared);
-    return err;
+    return raise_smem_cap(reinterpret_cast<const void *>(fn), smem_optin);
 }
 
 cudaError_t launch_igemm(igemm_shape t, const igemm_params &p, size_t smem, cudaStream_t stream)

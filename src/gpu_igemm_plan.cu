@@ -86,24 +86,10 @@ bool igemm_fill(const convt3d_shape *s, igemm_shape t, int cs, igemm_params *pp,
     const int bm = 64 * t.wm, bn = 32 * t.wn;
     igemm_params p;
     memset(&p, 0, sizeof p);
-    p.groups = (int)s->groups;
-    p.cig = (int)s->cig;
-    p.cog = (int)s->cog;
-    for (int d = 0; d < 3; d++) {
-        const long long g = gcd64(s->s[d], s->l[d]);
-        p.in[d] = (int)s->in[d];
-        p.k[d] = (int)s->k[d];
-        p.s[d] = (int)s->s[d];
-        p.p[d] = (int)s->p[d];
-        p.dm[d] = (int)(s->l[d] / g);
-        p.kstep[d] = (int)(s->s[d] / g);
+    fill_shape_fields(s, p);
+    for (int d = 0; d < 3; d++)
         for (int r = 0; r < p.s[d]; r++)
             p.ph[d][r] = phase_entry_of(s, d, r);
-    }
-    for (int d = 0; d < 5; d++) {
-        p.xs[d] = s->x_stride[d];
-        p.ys[d] = s->y_stride[d];
-    }
     p.ocb = bn;
     p.nocb = (int)ceil_div(s->cog, bn);
     p.kchunks = (int)ceil_div(s->cig, kIgemmBK);

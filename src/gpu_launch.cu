@@ -70,6 +70,11 @@ cudaError_t prepare_kernel(const kernel_plan &k, int smem_optin)
     const phase_fn fn = phase_kernel_for(k);
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
+    return raise_smem_cap(reinterpret_cast<const void *>(fn), smem_optin);
+}
+
+cudaError_t raise_smem_cap(const void *fn, int smem_optin)
+{
     cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            smem_optin);
     if (err == cudaSuccess)

@@ -29,6 +29,8 @@ phase_fn phase_kernel_s2_occ3(int oct, int features);
  * does not change occupancy, the launch's own size does) and prefers shared
  * memory over L1.  Current device. */
 cudaError_t prepare_kernel(const kernel_plan &k, int smem_optin);
+/* The same for one kernel function. */
+cudaError_t raise_smem_cap(const void *fn, int smem_optin);
 
 /* Enqueues the plan's kernel; the pointers in p are set by the caller. */
 cudaError_t launch_phase(const kernel_plan &k, const phase_params &p, cudaStream_t stream);

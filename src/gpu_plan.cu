@@ -140,23 +140,9 @@ bool fill_phase(const convt3d_shape *s, const tiling &t, const device_limits &li
     phase_params p;
     memset(&p, 0, sizeof p);
     const int sw = (int)s->s[2];
-    p.groups = (int)s->groups;
-    p.cig = (int)s->cig;
-    p.cog = (int)s->cog;
-    for (int d = 0; d < 3; d++) {
-        const long long g = gcd64(s->s[d], s->l[d]);
-        p.in[d] = (int)s->in[d];
+    fill_shape_fields(s, p);
+    for (int d = 0; d < 3; d++)
         p.out[d] = (int)s->out[d];
-        p.k[d] = (int)s->k[d];
-        p.s[d] = (int)s->s[d];
-        p.p[d] = (int)s->p[d];
-        p.dm[d] = (int)(s->l[d] / g);
-        p.kstep[d] = (int)(s->s[d] / g);
-    }
-    for (int d = 0; d < 5; d++) {
-        p.xs[d] = s->x_stride[d];
-        p.ys[d] = s->y_stride[d];
-    }
     p.tx = t.tx;
     p.ty = t.ty;
     p.tz = t.tz;

@@ -68,6 +68,30 @@ convt3d_status plan_kernel(const convt3d_shape *s, const device_limits &lim, con
 /* Phase r of dim d: taps, first tap, input offset m0, and the q range. */
 phase_entry phase_entry_of(const convt3d_shape *s, int d, long long r);
 
+/* The fields the phase and implicit-GEMM kernels' parameters share, from the
+ * shape (int: the planners checked the ranges): channels, per-dim sizes,
+ * the input step dm and tap step kstep of a phase's taps, strides. */
+template <class P>
+void fill_shape_fields(const convt3d_shape *s, P &p)
+{
+    p.groups = (int)s->groups;
+    p.cig = (int)s->cig;
+    p.cog = (int)s->cog;
+    for (int d = 0; d < 3; d++) {
+        const long long g = gcd64(s->s[d], s->l[d]);
+        p.in[d] = (int)s->in[d];
+        p.k[d] = (int)s->k[d];
+        p.s[d] = (int)s->s[d];
+        p.p[d] = (int)s->p[d];
+        p.dm[d] = (int)(s->l[d] / g);
+        p.kstep[d] = (int)(s->s[d] / g);
+    }
+    for (int d = 0; d < 5; d++) {
+        p.xs[d] = s->x_stride[d];
+        p.ys[d] = s->y_stride[d];
+    }
+}
+
 /* Entries of the device phase table used by the simple kernels: 3 ints
  * {taps, k0, m0} per (dim, phase index); off[d] is dim d's first entry and
  * by_o[d] says whether dim d is indexed by output coordinate rather than
