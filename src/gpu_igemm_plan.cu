@@ -65,7 +65,8 @@ bool igemm_applies(const convt3d_shape *s, char *why, size_t why_size)
             return false;
         }
     }
-    if (s->cin >= kIntLimit || s->cout >= kIntLimit || s->k_volume >= kIntLimit) {
+    if (s->cin >= kIntLimit || s->cout >= kIntLimit || s->k_volume >= kIntLimit ||
+        s->k_volume * ceil_div(s->cig, kIgemmBK) >= (1LL << 31)) {
         snprintf(why, why_size, "channel or kernel counts too large for int indexing");
         return false;
     }
