@@ -46,7 +46,8 @@
 #define UPTO4(X, v) X(1, v) X(2, v) X(3, v) X(4, v)
 #define UPTO6(X, v) UPTO4(X, v) X(5, v) X(6, v)
 #define UPTO8(X, v) UPTO6(X, v) X(7, v) X(8, v)
-#define UPTO12(X, v) UPTO8(X, v) X(9, v) X(10, v) X(11, v) X(12, v)
+#define UPTO11(X, v) UPTO8(X, v) X(9, v) X(10, v) X(11, v)
+#define UPTO12(X, v) UPTO11(X, v) X(12, v)
 #define UPTO16(X, v) UPTO12(X, v) X(13, v) X(14, v) X(15, v) X(16, v)
 
 /* ---- NCDHW: O channels x V vectors along j ------------------------------ */
@@ -439,6 +440,150 @@ static void row_ncdhw(const cpu_plan *pl, const cpu_row_job *job)
     }
 }
 
+/* ---- NCDHW, stride 1 along W: P positions x V vectors of output channels -- */
+
+/* Why a second NCDHW tile: with stride and dilation 1 along W, input x[i]
+ * feeds the kW neighbouring outputs i - delta_k, so a tile of P positions
+ * with the output channels in its lanes broadcasts each input element once
+ * for all its taps: per input channel P + kW - 1 broadcasts and kW * V weight
+ * vectors feed P * kW * V FMAs (the W-lanes tile above loads V + O values for
+ * its O * V).  The window elements outside the input row are skipped, not
+ * computed under masks, so the W borders cost nothing.  The lanes hold
+ * channels, so the tile is transposed in registers on its way to y.
+ *
+ * Its weights are blocked like the W-lanes tile's but with the W taps inside
+ * the input channels, [kd][kh][ic][kw][oc < ob] (cpu_plan.ncdhw_oc), so a
+ * channel step reads one contiguous kW * ob run. */
+/* r[q] = row q of a VL x VL block -> r[c] = its column c: each quad of rows
+ * is transposed within the 128-bit lanes (pairs, then quads), then the
+ * lanes themselves (v_transpose_lanes). */
+CPU_INLINE void v_transpose(vf r[VL])
+{
+    CPU_UNROLL for (int i = 0; i < VL / 4; i++) {
+        vf *q = r + 4 * i;
+        const vf t0 = v_unpacklo(q[0], q[1]), t1 = v_unpackhi(q[0], q[1]);
+        const vf t2 = v_unpacklo(q[2], q[3]), t3 = v_unpackhi(q[2], q[3]);
+        q[0] = v_shuffle_0101(t0, t2);
+        q[1] = v_shuffle_2323(t0, t2);
+        q[2] = v_shuffle_0101(t1, t3);
+        q[3] = v_shuffle_2323(t1, t3);
+    }
+    v_transpose_lanes(r);
+}
+
+typedef struct ocl_tile_args {
+    const float *x;         /* x (or the packed rows) at window element 0: w = j0 + p - (kW - 1) */
+    const cpu_row_tap *rt;  /* the (kd, kh) rows reaching the output row */
+    int64_t nrt;
+    const float *w;         /* this channel block's weights */
+    const float *bias;      /* bias of the block's channels, or NULL */
+    int64_t cig, plane, ob; /* plane: x channel stride; ob: weights between W taps */
+    unsigned skip;          /* bit e: window element e lies outside the input row */
+    float *out;             /* y at (first channel of the block, j0) */
+    int64_t out_stride;     /* between output channels */
+    int nout;               /* channels to write, <= V * VL */
+} ocl_tile_args;
+
+typedef void (*ocl_tile_fn)(const ocl_tile_args *a);
+
+/* Element e of the window feeds position p = e + k - (K - 1) through tap k;
+ * only the first K - 1 and the last K - 1 elements can lie outside the row
+ * (plan_tiles keeps every tile's clipping within that), so only they test
+ * the skip bits. */
+CPU_INLINE void ocl_tile_body(const ocl_tile_args *a, const int P, const int V, const int K)
+{
+    vf acc[OCL_MAXP][OCL_MAXV];
+    CPU_UNROLL for (int v = 0; v < V; v++) {
+        const vmask m = v_mask_range(0, (int)cpu_min64(cpu_max64(a->nout - v * VL, 0), VL));
+        const vf b = a->bias ? v_loadu_mask(a->bias + v * VL, m) : v_zero();
+        CPU_UNROLL for (int p = 0; p < P; p++)
+            acc[p][v] = b;
+    }
+    const int64_t cig = a->cig, plane = a->plane, ob = a->ob, step = K * a->ob;
+    const unsigned skip = a->skip;
+    for (const cpu_row_tap *rt = a->rt, *rend = a->rt + a->nrt; rt < rend; rt++) {
+        const float *xp = a->x + rt->x_off;
+        const float *wp = a->w + rt->w_tap * cig * ob; /* w_tap = (kd * kH + kh) * K */
+        for (int64_t ic = 0; ic < cig; ic++) {
+            vf wv[OCL_MAXK][OCL_MAXV];
+            CPU_UNROLL for (int k = 0; k < K; k++)
+                CPU_UNROLL for (int v = 0; v < V; v++)
+                    wv[k][v] = v_loadu(wp + k * ob + v * VL);
+            CPU_UNROLL for (int e = 0; e < P + K - 1; e++) {
+                if ((e < K - 1 || e >= P) && (skip >> e & 1u))
+                    continue;
+                const vf b = v_bcast(xp + e);
+                CPU_UNROLL for (int k = 0; k < K; k++) {
+                    const int p = e + k - (K - 1);
+                    if (p < 0 || p >= P)
+                        continue;
+                    CPU_UNROLL for (int v = 0; v < V; v++)
+                        acc[p][v] = v_fma(b, wv[k][v], acc[p][v]);
+                }
+            }
+            xp += plane;
+            wp += step;
+        }
+    }
+    const vmask keep = v_mask_range(0, P);
+    CPU_UNROLL for (int v = 0; v < V; v++) {
+        vf t[VL];
+        CPU_UNROLL for (int q = 0; q < VL; q++)
+            t[q] = q < P ? acc[q][v] : v_zero();
+        v_transpose(t); /* t[o]: channel v * VL + o at the P positions */
+        CPU_UNROLL for (int o = 0; o < VL; o++)
+            if (v * VL + o < a->nout)
+                v_storeu_mask(a->out + (v * VL + o) * a->out_stride, t[o], keep);
+    }
+}
+
+#define DEF_OCL_TILE(P, V, K)                                                                  \
+    static void ocl_tile_##P##x##V##k##K(const ocl_tile_args *a) { ocl_tile_body(a, P, V, K); }
+#define DEF_OCL_TILE_K1(P, V) DEF_OCL_TILE(P, V, 1)
+#define DEF_OCL_TILE_K2(P, V) DEF_OCL_TILE(P, V, 2)
+#define DEF_OCL_TILE_K3(P, V) DEF_OCL_TILE(P, V, 3)
+OCL_TILES(DEF_OCL_TILE_K1)
+OCL_TILES(DEF_OCL_TILE_K2)
+OCL_TILES(DEF_OCL_TILE_K3)
+#define REF_OCL_TILE_K1(P, V) [0][V - 1][P - 1] = ocl_tile_##P##x##V##k1,
+#define REF_OCL_TILE_K2(P, V) [1][V - 1][P - 1] = ocl_tile_##P##x##V##k2,
+#define REF_OCL_TILE_K3(P, V) [2][V - 1][P - 1] = ocl_tile_##P##x##V##k3,
+static const ocl_tile_fn ocl_tiles[OCL_MAXK][OCL_MAXV][OCL_MAXP] = {
+    OCL_TILES(REF_OCL_TILE_K1) OCL_TILES(REF_OCL_TILE_K2) OCL_TILES(REF_OCL_TILE_K3)};
+static const int ocl_pos_max[OCL_MAXV] = OCL_POS_MAX;
+
+static void row_ncdhw_oc(const cpu_plan *pl, const cpu_row_job *job)
+{
+    const convt3d_shape *s = &pl->s;
+    const int P = pl->tile_a;
+    const int64_t K = s->k[2], inw = s->in[2], ob = pl->w_block;
+    const int64_t first = s->p[2] - (K - 1); /* window element 0 of the tile at j0 = 0 */
+    ocl_tile_args a;
+    a.rt = job->rt;
+    a.nrt = job->nrt;
+    a.cig = s->cig;
+    a.plane = job->x_plane;
+    a.ob = ob;
+    a.out_stride = s->y_stride[1];
+    for (int64_t oc0 = 0; oc0 < s->cog; oc0 += ob) {
+        a.nout = (int)cpu_min64(ob, s->cog - oc0);
+        const int nvec = (a.nout + VL - 1) / VL;
+        a.w = job->w + oc0 * s->k_volume * s->cig; /* blocks of ob channels (plan_tiles) */
+        a.bias = job->bias ? job->bias + oc0 : NULL;
+        for (int64_t j0 = job->j0; j0 < job->j1; j0 += P) {
+            const int np = (int)cpu_min64(P, job->j1 - j0);
+            const int64_t i0 = j0 + first; /* input index of window element 0 */
+            a.skip = 0;
+            for (int e = 0; e < np + K - 1; e++)
+                if (i0 + e < 0 || i0 + e >= inw)
+                    a.skip |= 1u << e;
+            a.x = job->x + i0;
+            a.out = job->y + oc0 * s->y_stride[1] + j0;
+            ocl_tiles[K - 1][nvec - 1][np - 1](&a);
+        }
+    }
+}
+
 /* ---- NDHWC: P positions along j x V vectors of output channels ---------- */
 
 typedef struct ndhwc_tile_args {
@@ -566,11 +711,49 @@ static int64_t even_block(int64_t n, int64_t max)
     return (n + blocks - 1) / blocks;
 }
 
+/* Whether the output-channel tile runs an NCDHW plan: it needs stride and
+ * dilation 1 along W and at most OCL_MAXK W taps; then it is chosen when
+ * its lanes waste no more than the W-lanes tile's (channel lanes past
+ * C_out/G against W lanes past the row and under tap masks), unless
+ * CONVT3D_CPU_LANES says otherwise. */
+static int ocl_wanted(const cpu_plan *pl)
+{
+    const convt3d_shape *s = &pl->s;
+    if (s->s[2] != 1 || s->l[2] != 1 || s->k[2] > OCL_MAXK || pl->lanes_force == 0)
+        return 0;
+    if (pl->lanes_force == 1)
+        return 1;
+    const int64_t ow = s->out[2], K = s->k[2];
+    int64_t pairs = 0; /* (output, tap) pairs of a row whose input exists */
+    for (int64_t k = 0; k < K; k++)
+        pairs += cpu_max64(0, cpu_min64(ow, s->in[2] - s->p[2] + k) - cpu_max64(0, k - s->p[2]));
+    const double oc_use = (double)s->cog / (double)(VL * ((s->cog + VL - 1) / VL));
+    const double w_use = (double)pairs / (double)(K * VL * ((ow + VL - 1) / VL));
+    return oc_use >= w_use;
+}
+
 static void plan_tiles(cpu_plan *pl)
 {
     const convt3d_shape *s = &pl->s;
     const int64_t jmax = cpu_phase_len(s->out[2], s->s[2], 0);
-    if (s->layout == CONVT3D_LAYOUT_NCDHW) {
+    if (s->layout == CONVT3D_LAYOUT_NCDHW && ocl_wanted(pl)) {
+        /* One channel vector when the row gives tiles of at least 3/4 VL
+         * positions, else up to OCL_MAXV so that short rows still keep enough
+         * accumulators; then the positions split evenly.  Measured here
+         * (Zen 5; stride-1 rows of 24 to 64): one vector of 16 positions is
+         * 0-8% faster than two of 11-12 (k3s1p1: 6%), as a tile's weights are
+         * half as many and a row's tiles stream them fewer times; rows of 4-8
+         * are 20-35% faster with two. */
+        int64_t v = cpu_min64(OCL_MAXV, (s->cog + VL - 1) / VL);
+        if (4 * even_block(jmax, ocl_pos_max[0]) >= 3 * VL)
+            v = 1;
+        pl->ncdhw_oc = 1;
+        pl->tile_b = (int)v;
+        pl->tile_a = (int)even_block(jmax, ocl_pos_max[v - 1]);
+        pl->chunk = pl->tile_a;
+        pl->w_block = v * VL;
+        pl->scratch_bytes = 0;
+    } else if (s->layout == CONVT3D_LAYOUT_NCDHW) {
         /* As many j vectors as the row needs (up to NCDHW_MAXV), then as many
          * channels as the registers allow, split evenly. */
         const int64_t nvec = (jmax + VL - 1) / VL;
@@ -591,13 +774,17 @@ static void plan_tiles(cpu_plan *pl)
     }
 }
 
-const cpu_isa CPU_ISA_SYMBOL = {CPU_ISA_NAME,
-                                VL,
-                                plan_tiles,
-                                row_ncdhw,
-                                row_ndhwc,
-                                "cpu/f32_phase_gather_ncdhw__" CPU_ISA_NAME,
-                                "cpu/f32_phase_gather_ndhwc__" CPU_ISA_NAME,
-                                v_fence};
+const cpu_isa CPU_ISA_SYMBOL = {
+    .name = CPU_ISA_NAME,
+    .vector_lanes = VL,
+    .plan = plan_tiles,
+    .row_ncdhw = row_ncdhw,
+    .row_ndhwc = row_ndhwc,
+    .kernel_ncdhw = "cpu/f32_phase_gather_ncdhw__" CPU_ISA_NAME,
+    .kernel_ndhwc = "cpu/f32_phase_gather_ndhwc__" CPU_ISA_NAME,
+    .row_ncdhw_oc = row_ncdhw_oc,
+    .kernel_ncdhw_oc = "cpu/f32_phase_gather_ncdhw_oc__" CPU_ISA_NAME,
+    .finish = v_fence,
+};
 
 #endif /* CONVT3D_CPU_PHASE_TILE_H */
