@@ -78,13 +78,12 @@ static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[16])
 #define NCDHW_TILES(X) UPTO16(X, 1) UPTO12(X, 2) UPTO8(X, 3) UPTO6(X, 4)
 #define NCDHW_SPLIT_FULL 1
 /* Output-channel tiles: one vector x 16 positions, or (short rows, see
- * plan_tiles) 2 vectors x 11 positions = 22 accumulators, 6 weight vectors of
- * a 3-tap row and a broadcast. */
+ * plan_tiles) 2 vectors x 11 positions = 22 accumulators, 2 weight vectors
+ * for each of at most 4 taps and a broadcast. */
 #define OCL_MAXV 2
 #define OCL_MAXP 16
-#define OCL_MAXK 3
 #define OCL_POS_MAX {16, 11}
-#define OCL_TILES(X) UPTO16(X, 1) UPTO11(X, 2)
+#define OCL_TILES(X, ...) UPTO16(X, 1, __VA_ARGS__) UPTO11(X, 2, __VA_ARGS__)
 #define NDHWC_MAXV 4
 #define NDHWC_MAXP 16
 #define NDHWC_POS_MAX {16, 12, 8, 6}

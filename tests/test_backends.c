@@ -108,6 +108,11 @@ static const named_problem edge_cases[] = {
      "mb1 ic4 oc17 g1 in3x3x13 k3x3x3 s1x1x1 p0x0x0 op0x0x0"},
     {"W stride 1, kernel 2", "mb2 ic3 oc20 g1 in4x3x17 k3x2x2 s2x1x1 p1x0x0 op1x0x0"},
     {"W stride 1, W = 1, C_out/G = 24", "mb1 ic3 oc24 g1 in3x3x1 k3x3x3 s1x1x1 p1x1x1 op0x0x0"},
+    {"W stride 2, kernel 4, long rows in segments, tile grid one output early",
+     "mb1 ic3 oc32 g1 in1x2x150 k1x3x4 s1x2x2 p0x1x2 op0x1x1"},
+    {"W stride 2, kernel 3, padding 0, output padding 1",
+     "mb2 ic4 oc24 g1 in3x3x9 k3x3x3 s2x2x2 p0x0x0 op1x1x1"},
+    {"W stride 2, kernel 2, W = 1", "mb1 ic3 oc17 g1 in2x2x1 k2x2x2 s2x2x2 p0x0x0 op0x0x0"},
     {"groups 3, uneven everything", "mb3 ic9 oc15 g3 in5x3x11 k4x2x5 s3x2x2 p2x1x3 op1x1x1 l1x2x1"},
 };
 
@@ -413,8 +418,8 @@ static int runs_oc_lanes(const target *t, const char *desc)
 
 /* The plan picks the output-channel tiles for the stride-1 bench shape and
  * the W-lane tiles where channel lanes would mostly idle (4 channels);
- * CONVT3D_CPU_LANES forces either where the tiles apply, and stride 2 along
- * W never gets them. */
+ * CONVT3D_CPU_LANES forces either where the tiles apply, and W stride 3 or
+ * W dilation 2 never gets them. */
 static void cpu_lanes_choice(void)
 {
     const target *cpu = &targets[T_CPU], *oc = &targets[T_CPU_OC_LANES];
@@ -422,7 +427,8 @@ static void cpu_lanes_choice(void)
                       {{"CONVT3D_CPU_LANES", "w"}}};
     const char *k3s1p1 = bench_cases[COUNT(bench_cases) - 1].desc;
     const char *few = "mb1 ic3 oc4 g1 in3x4x20 k3x3x3 s1x1x1 p1x1x1 op0x0x0";
-    const char *stride2 = "mb1 ic3 oc32 g1 in3x4x20 k3x3x3 s1x1x2 p1x1x1 op0x0x1";
+    const char *stride3 = "mb1 ic3 oc32 g1 in3x4x20 k3x3x3 s1x1x3 p1x1x1 op0x0x1";
+    const char *dilated = "mb1 ic3 oc32 g1 in3x4x20 k3x3x3 s1x1x1 p1x1x2 op0x0x0 l1x1x2";
     char name[160];
     CU_ASSERT_FATAL(plan_kernel_on(cpu, few, name, sizeof name));
     if (strstr(name, "__generic")) {
@@ -434,7 +440,8 @@ static void cpu_lanes_choice(void)
     CU_ASSERT(!runs_oc_lanes(&w, k3s1p1));
     CU_ASSERT(!runs_oc_lanes(cpu, few));
     CU_ASSERT(runs_oc_lanes(oc, few));
-    CU_ASSERT(!runs_oc_lanes(oc, stride2));
+    CU_ASSERT(!runs_oc_lanes(oc, stride3));
+    CU_ASSERT(!runs_oc_lanes(oc, dilated));
 }
 
 /* ---- determinism across thread counts ----------------------------------- */
@@ -458,6 +465,7 @@ static void cpu_thread_count_invariance(void)
         "mb1 ic3 oc5 g1 in1x1x700 k3x3x5 s1x1x2 p1x1x2 op0x0x1", /* W segments */
         "mb2 ic8 oc13 g1 in3x4x21 k3x3x3 s3x2x1 p1x1x1 op2x1x0",
         "mb1 ic8 oc32 g1 in3x4x40 k3x3x3 s1x1x1 p1x1x1 op0x0x0", /* output-channel tiles */
+        "mb1 ic3 oc32 g1 in1x2x150 k1x3x4 s1x2x2 p0x1x2 op0x1x1", /* the same, W stride 2 */
     };
     const int saved = omp_get_max_threads();
     const int counts[] = {1, 2, 3, 5, 8, 17, 64};
