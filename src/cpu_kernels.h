@@ -70,6 +70,10 @@ typedef struct cpu_isa {
     void (*plan)(cpu_plan *plan);
     cpu_row_fn row_ncdhw, row_ndhwc;
     const char *kernel_ncdhw, *kernel_ndhwc; /* static names for the plan */
+    /* NCDHW, stride and dilation 1 along W: the tile with the output channels
+     * in the lanes (cpu_phase_tile.h), or NULL where there is none. */
+    cpu_row_fn row_ncdhw_oc;
+    const char *kernel_ncdhw_oc;
     void (*finish)(void);      /* run by each thread after its last row, or NULL */
 } cpu_isa;
 
@@ -77,7 +81,7 @@ typedef struct cpu_isa {
 struct cpu_plan {
     convt3d_shape s;
     const cpu_isa *isa;
-    cpu_row_fn row;            /* isa->row_ncdhw or row_ndhwc */
+    cpu_row_fn row;            /* isa->row_ncdhw, row_ncdhw_oc or row_ndhwc */
     float *w;                  /* [g][kd][kh][kw][ic][oc < cogp], 64-byte aligned */
     float *bias;               /* [g][cogp], zero-padded; NULL without bias */
     float *zeros;              /* cig zeros: where NDHWC kernels read outside x */
@@ -93,6 +97,13 @@ struct cpu_plan {
      * block zero-padded), so a tile's weights are one contiguous stream
      * rather than a short piece of every cogp-long row. */
     int64_t w_block;
+    /* NCDHW: isa->row_ncdhw_oc runs the rows (chosen by isa->plan()); its
+     * weight blocks hold the W taps inside the input channels,
+     * [g][block][kd][kh][ic][kw][oc < w_block].  lanes_force: what
+     * CONVT3D_CPU_LANES asks for, set before isa->plan(): -1 let the plan
+     * choose, 0 W lanes, 1 output-channel lanes where they apply. */
+    int ncdhw_oc;
+    int lanes_force;
     int64_t w_group;           /* floats of packed weights per group */
     int stream;                /* y is large: kernels may write it with streaming stores */
     /* NCDHW input-row packing (0 slots: off): each needed input row (id, ih)

@@ -84,6 +84,19 @@ static int want_streaming(const convt3d_shape *s)
     return s->y_elems >= CPU_STREAM_MIN_BYTES / (int64_t)sizeof(float);
 }
 
+/* CONVT3D_CPU_LANES=w|oc: the NCDHW tile with its vectors along W, or
+ * along the output channels where that tile applies (stride and dilation 1
+ * along W); otherwise the plan chooses (cpu_plan.lanes_force). */
+static int lanes_force(void)
+{
+    const char *force = getenv("CONVT3D_CPU_LANES");
+    if (force && strcmp(force, "w") == 0)
+        return 0;
+    if (force && strcmp(force, "oc") == 0)
+        return 1;
+    return -1;
+}
+
 /* Phase tables of dim d: for c < min(s, out), the taps k with
  * (c + p - k*l) divisible by s and their input offsets (c + p - k*l) / s. */
 static int build_phases(const convt3d_shape *s, int d, cpu_dim_phases *ph)
@@ -179,6 +192,18 @@ static void plan_packing(cpu_plan *pl)
     pl->pack_row = row;
 }
 
+/* Where (tap, ic) row r = ((kd * kH + kh) * kW + kw) * cig + ic of a
+ * group's packed weights goes in a block: the same place, or for the
+ * output-channel tile ((kd * kH + kh) * cig + ic) * kW + kw. */
+static int64_t kw_inner_row(const cpu_plan *pl, int64_t r)
+{
+    if (!pl->ncdhw_oc)
+        return r;
+    const int64_t cig = pl->s.cig, kw = pl->s.k[2];
+    const int64_t ic = r % cig, tap = r / cig;
+    return (tap / kw * cig + ic) * kw + tap % kw;
+}
+
 /* Regroups the packed weights by blocks of w_block output channels (see
  * cpu_plan); 0 when out of memory. */
 static int block_weights(cpu_plan *pl)
@@ -188,7 +213,7 @@ static int block_weights(cpu_plan *pl)
     const int64_t rows = s->k_volume * s->cig; /* (tap, ic) rows of a group */
     /* blocks * ob < 2 cog: within the headroom cpu_create's size check left */
     const int64_t per_group = blocks * rows * ob;
-    if (blocks == 1 && ob == pl->cogp)
+    if (blocks == 1 && ob == pl->cogp && !pl->ncdhw_oc)
         return 1; /* already this layout */
     float *bw = alloc64((size_t)(s->groups * per_group) * sizeof(float));
     if (!bw)
@@ -199,8 +224,9 @@ static int block_weights(cpu_plan *pl)
             const float *src = pl->w + g * pl->w_group + b * ob;
             float *dst = bw + g * per_group + b * rows * ob;
             for (int64_t r = 0; r < rows; r++) {
-                memcpy(dst + r * ob, src + r * pl->cogp, (size_t)nb * sizeof(float));
-                memset(dst + r * ob + nb, 0, (size_t)(ob - nb) * sizeof(float));
+                float *to = dst + kw_inner_row(pl, r) * ob;
+                memcpy(to, src + r * pl->cogp, (size_t)nb * sizeof(float));
+                memset(to + nb, 0, (size_t)(ob - nb) * sizeof(float));
             }
         }
     free(pl->w);
@@ -252,6 +278,7 @@ static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal, const 
             memcpy(pl->bias + g * cogp, bias + g * shape->cog, (size_t)shape->cog * sizeof(float));
     pl->stream = want_streaming(shape);
     pl->w_group = shape->k_volume * shape->cig * cogp;
+    pl->lanes_force = lanes_force();
     isa->plan(pl);
     if (pl->w_block && !block_weights(pl)) {
         free_plan(pl);
@@ -261,9 +288,11 @@ static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal, const 
     }
     plan_packing(pl);
     const int ncdhw = shape->layout == CONVT3D_LAYOUT_NCDHW;
-    pl->row = ncdhw ? isa->row_ncdhw : isa->row_ndhwc;
+    pl->row = !ncdhw ? isa->row_ndhwc : pl->ncdhw_oc ? isa->row_ncdhw_oc : isa->row_ncdhw;
     *state = st;
-    *kernel_name = ncdhw ? isa->kernel_ncdhw : isa->kernel_ndhwc;
+    *kernel_name = !ncdhw         ? isa->kernel_ndhwc
+                   : pl->ncdhw_oc ? isa->kernel_ncdhw_oc
+                                  : isa->kernel_ncdhw;
     return CONVT3D_SUCCESS;
 }
 

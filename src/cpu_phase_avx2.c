@@ -52,12 +52,34 @@ static inline void v_interleave2_stream(vf a, vf b, float *p)
     _mm256_stream_ps(p + VL, v_zip_hi(a, b));
 }
 
+static inline vf v_unpacklo(vf a, vf b) { return _mm256_unpacklo_ps(a, b); }
+static inline vf v_unpackhi(vf a, vf b) { return _mm256_unpackhi_ps(a, b); }
+static inline vf v_shuffle_0101(vf a, vf b) { return _mm256_shuffle_ps(a, b, 0x44); }
+static inline vf v_shuffle_2323(vf a, vf b) { return _mm256_shuffle_ps(a, b, 0xee); }
+/* The last step of v_transpose (cpu_phase_tile.h): r[4i + j] holds, in
+ * 128-bit lane L, rows 4i .. 4i+3 of column 4L + j; swaps the high lane of
+ * r[j] with the low lane of r[4 + j]. */
+static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[8])
+{
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        const vf lo = _mm256_permute2f128_ps(r[j], r[4 + j], 0x20);
+        r[4 + j] = _mm256_permute2f128_ps(r[j], r[4 + j], 0x31);
+        r[j] = lo;
+    }
+}
+
 /* At most 12 accumulators of the 16 registers. */
 #define NCDHW_MAXV 3
 #define NCDHW_MAXO 12
 #define NCDHW_OCB_MAX {12, 6, 4}
 #define NCDHW_TILES(X) UPTO12(X, 1) UPTO6(X, 2) UPTO4(X, 3)
 #define NCDHW_SPLIT_FULL 1
+/* Output-channel tiles: one vector x 8 positions, a weight vector for each
+ * of at most 4 taps. */
+#define OCL_MAXV 1
+#define OCL_MAXP 8
+#define OCL_POS_MAX {8}
+#define OCL_TILES(X, ...) UPTO8(X, 1, __VA_ARGS__)
 #define NDHWC_MAXV 3
 #define NDHWC_MAXP 12
 #define NDHWC_POS_MAX {12, 6, 4}

@@ -46,6 +46,30 @@ static inline void v_interleave2_stream(vf a, vf b, float *p)
     _mm512_stream_ps(p + VL, v_zip_hi(a, b));
 }
 
+static inline vf v_unpacklo(vf a, vf b) { return _mm512_unpacklo_ps(a, b); }
+static inline vf v_unpackhi(vf a, vf b) { return _mm512_unpackhi_ps(a, b); }
+static inline vf v_shuffle_0101(vf a, vf b) { return _mm512_shuffle_ps(a, b, 0x44); }
+static inline vf v_shuffle_2323(vf a, vf b) { return _mm512_shuffle_ps(a, b, 0xee); }
+/* The last step of v_transpose (cpu_phase_tile.h): r[4i + j] holds, in
+ * 128-bit lane L, rows 4i .. 4i+3 of column 4L + j; for each j, transposes
+ * the 4 x 4 matrix of those lanes across r[j], r[4 + j], r[8 + j], r[12 + j]. */
+static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[16])
+{
+    vf t[16];
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        const vf a02 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88);
+        const vf a13 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xdd);
+        const vf b02 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88);
+        const vf b13 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xdd);
+        t[j] = _mm512_shuffle_f32x4(a02, b02, 0x88);
+        t[8 + j] = _mm512_shuffle_f32x4(a02, b02, 0xdd);
+        t[4 + j] = _mm512_shuffle_f32x4(a13, b13, 0x88);
+        t[12 + j] = _mm512_shuffle_f32x4(a13, b13, 0xdd);
+    }
+    _Pragma("GCC unroll 16") for (int c = 0; c < 16; c++)
+        r[c] = t[c];
+}
+
 /* Tiles keep O*V (or P*V) <= 24 accumulators in the 32 registers, leaving
  * room for the loaded vectors and a broadcast. */
 #define NCDHW_MAXV 4
@@ -53,6 +77,13 @@ static inline void v_interleave2_stream(vf a, vf b, float *p)
 #define NCDHW_OCB_MAX {16, 12, 8, 6}
 #define NCDHW_TILES(X) UPTO16(X, 1) UPTO12(X, 2) UPTO8(X, 3) UPTO6(X, 4)
 #define NCDHW_SPLIT_FULL 1
+/* Output-channel tiles: one vector x 16 positions, or (short rows, see
+ * plan_tiles) 2 vectors x 11 positions = 22 accumulators, 2 weight vectors
+ * for each of at most 4 taps and a broadcast. */
+#define OCL_MAXV 2
+#define OCL_MAXP 16
+#define OCL_POS_MAX {16, 11}
+#define OCL_TILES(X, ...) UPTO16(X, 1, __VA_ARGS__) UPTO11(X, 2, __VA_ARGS__)
 #define NDHWC_MAXV 4
 #define NDHWC_MAXP 16
 #define NDHWC_POS_MAX {16, 12, 8, 6}

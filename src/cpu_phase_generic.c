@@ -142,11 +142,12 @@ static void plan_generic(cpu_plan *pl)
     }
 }
 
-const cpu_isa convt3d_cpu_isa_generic = {"generic",
-                                         1,
-                                         plan_generic,
-                                         row_ncdhw,
-                                         row_ndhwc,
-                                         "cpu/f32_phase_gather_ncdhw__generic",
-                                         "cpu/f32_phase_gather_ndhwc__generic",
-                                         NULL};
+const cpu_isa convt3d_cpu_isa_generic = {
+    .name = "generic",
+    .vector_lanes = 1,
+    .plan = plan_generic,
+    .row_ncdhw = row_ncdhw,
+    .row_ndhwc = row_ndhwc,
+    .kernel_ncdhw = "cpu/f32_phase_gather_ncdhw__generic",
+    .kernel_ndhwc = "cpu/f32_phase_gather_ndhwc__generic",
+};

@@ -42,12 +42,15 @@
  * each unrolled step's address (see NCDHW_ACCUMULATE). */
 #define CPU_OPAQUE(p) __asm__("" : "+r"(p))
 
-/* Instantiation lists: X(n, v) for n = 1 .. N at vector count v. */
-#define UPTO4(X, v) X(1, v) X(2, v) X(3, v) X(4, v)
-#define UPTO6(X, v) UPTO4(X, v) X(5, v) X(6, v)
-#define UPTO8(X, v) UPTO6(X, v) X(7, v) X(8, v)
-#define UPTO12(X, v) UPTO8(X, v) X(9, v) X(10, v) X(11, v) X(12, v)
-#define UPTO16(X, v) UPTO12(X, v) X(13, v) X(14, v) X(15, v) X(16, v)
+/* Instantiation lists: X(n, args) for n = 1 .. N (args: the vector count,
+ * and for the output-channel tiles the W taps and stride too). */
+#define UPTO4(X, ...) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__) X(4, __VA_ARGS__)
+#define UPTO6(X, ...) UPTO4(X, __VA_ARGS__) X(5, __VA_ARGS__) X(6, __VA_ARGS__)
+#define UPTO8(X, ...) UPTO6(X, __VA_ARGS__) X(7, __VA_ARGS__) X(8, __VA_ARGS__)
+#define UPTO11(X, ...) UPTO8(X, __VA_ARGS__) X(9, __VA_ARGS__) X(10, __VA_ARGS__) X(11, __VA_ARGS__)
+#define UPTO12(X, ...) UPTO11(X, __VA_ARGS__) X(12, __VA_ARGS__)
+#define UPTO16(X, ...)                                                                         \
+    UPTO12(X, __VA_ARGS__) X(13, __VA_ARGS__) X(14, __VA_ARGS__) X(15, __VA_ARGS__) X(16, __VA_ARGS__)
 
 /* ---- NCDHW: O channels x V vectors along j ------------------------------ */
 
@@ -439,6 +442,201 @@ static void row_ncdhw(const cpu_plan *pl, const cpu_row_job *job)
     }
 }
 
+/* ---- NCDHW, W stride 1 or 2: P outputs x V vectors of output channels --- */
+
+/* Why a second NCDHW tile: with dilation 1 along W, input x[i] feeds the kW
+ * consecutive outputs o = i*s - p + k, so a tile of P consecutive outputs
+ * with the output channels in its lanes broadcasts each input element once
+ * for all its taps and, for s = 2, for both W phases: per input channel about
+ * (P + kW) / s broadcasts and kW * V weight vectors feed P * kW / s * V FMAs
+ * (the W-lane tile above loads V + O values for its O * V FMAs, a load an FMA
+ * with one vector).  The window elements outside the input row are skipped,
+ * not computed under masks, so the W borders cost nothing, and the outputs
+ * come out consecutive, interleaving the phases for free.  The lanes hold
+ * channels, so the tile is transposed in registers on its way to y.
+ *
+ * Its weights are blocked like the W-lane tile's but with the W taps inside
+ * the input channels, [kd][kh][ic][kw][oc < ob] (cpu_plan.ncdhw_oc), so a
+ * channel step reads one contiguous kW * ob run. */
+
+/* r[q] = row q of a VL x VL block -> r[c] = its column c: each quad of rows
+ * is transposed within the 128-bit lanes (pairs, then quads), then the
+ * lanes themselves (v_transpose_lanes). */
+CPU_INLINE void v_transpose(vf r[VL])
+{
+    CPU_UNROLL for (int i = 0; i < VL / 4; i++) {
+        vf *q = r + 4 * i;
+        const vf t0 = v_unpacklo(q[0], q[1]), t1 = v_unpackhi(q[0], q[1]);
+        const vf t2 = v_unpacklo(q[2], q[3]), t3 = v_unpackhi(q[2], q[3]);
+        q[0] = v_shuffle_0101(t0, t2);
+        q[1] = v_shuffle_2323(t0, t2);
+        q[2] = v_shuffle_0101(t1, t3);
+        q[3] = v_shuffle_2323(t1, t3);
+    }
+    v_transpose_lanes(r);
+}
+
+/* A tile's outputs o0 .. o0 + P - 1 start at a multiple of s (P is one), so
+ * c = (o0 + p - (kW - 1)) mod s is the same for every tile of a plan and
+ * window element e, input i0 + e with i0 = (o0 + p - (kW - 1) - c) / s,
+ * feeds output o0 + e*s + k - (kW - 1) - c through tap k. */
+typedef struct ocl_tile_args {
+    const float *x;         /* x (or the packed rows) at window element 0, input i0 */
+    const cpu_row_tap *rt;  /* the (kd, kh) rows reaching the output row */
+    int64_t nrt;
+    const float *w;         /* this channel block's weights */
+    const float *bias;      /* bias of the block's channels, or NULL */
+    int64_t cig, plane, ob; /* plane: x channel stride; ob: weights between W taps */
+    unsigned skip;          /* bit e: window element e lies outside the input row */
+    float *out;             /* y at (first channel of the block, o0) */
+    int64_t out_stride;     /* between output channels */
+    int nout;               /* channels to write, <= V * VL */
+    int stream;             /* each channel's P = VL outputs are one aligned vector: stream it */
+} ocl_tile_args;
+
+typedef void (*ocl_tile_fn)(const ocl_tile_args *a);
+#define OCL_MAXK 4 /* W taps and stride of the tiles built (OCL_ALL) */
+#define OCL_MAXS 2
+/* Input channels ahead that a tile prefetches.  Measured here (Zen 5): 1 to
+ * 8 are 2-7% faster than none on k3s1p1, k3s2p1op1_wide and k4s2p1 (run to
+ * run), unet_up_k2s2 within noise; 2 is the best by a little. */
+#define OCL_PREFETCH 2
+
+/* acc[p] sums window element e through tap k where p = e*S + k - (K - 1) - C
+ * (C: c above).  Only the first and the last ceil((K - 1) / S) elements can
+ * lie outside the input row (the padding and output padding bound it), so
+ * only they test the skip bits. */
+CPU_INLINE void ocl_tile_body(const ocl_tile_args *a, const int P, const int V, const int K,
+                              const int S, const int C)
+{
+    const int E = (P + K - 2 + C) / S + 1, edge = (K + S - 2) / S;
+    vf acc[OCL_MAXP][OCL_MAXV];
+    CPU_UNROLL for (int v = 0; v < V; v++) {
+        const vmask m = v_mask_range(0, (int)cpu_min64(cpu_max64(a->nout - v * VL, 0), VL));
+        const vf b = a->bias ? v_loadu_mask(a->bias + v * VL, m) : v_zero();
+        CPU_UNROLL for (int p = 0; p < P; p++)
+            acc[p][v] = b;
+    }
+    const int64_t cig = a->cig, plane = a->plane, ob = a->ob, step = K * a->ob;
+    const unsigned skip = a->skip;
+    for (const cpu_row_tap *rt = a->rt, *rend = a->rt + a->nrt; rt < rend; rt++) {
+        const float *xp = a->x + rt->x_off;
+        const float *wp = a->w + rt->w_tap * cig * ob; /* w_tap = (kd * kH + kh) * K */
+        for (int64_t ic = 0; ic < cig; ic++) {
+            /* The window of the channel OCL_PREFETCH steps ahead: its first
+             * and last element, all its lines when it spans two (past the
+             * last channel this reaches other data or none: prefetches do
+             * not fault).  The channels of a row are planes apart, a
+             * multiple of 4 KiB in the bench shapes, so they share cache
+             * sets and evict each other: without this the window often
+             * comes from L3. */
+            __builtin_prefetch(xp + OCL_PREFETCH * plane);
+            __builtin_prefetch(xp + OCL_PREFETCH * plane + E - 1);
+            vf wv[OCL_MAXK][OCL_MAXV];
+            CPU_UNROLL for (int k = 0; k < K; k++)
+                CPU_UNROLL for (int v = 0; v < V; v++)
+                    wv[k][v] = v_loadu(wp + k * ob + v * VL);
+            CPU_UNROLL for (int e = 0; e < E; e++) {
+                if ((e < edge || e >= E - edge) && (skip >> e & 1u))
+                    continue;
+                const vf b = v_bcast(xp + e);
+                CPU_UNROLL for (int k = 0; k < K; k++) {
+                    const int p = e * S + k - (K - 1) - C;
+                    if (p < 0 || p >= P)
+                        continue;
+                    CPU_UNROLL for (int v = 0; v < V; v++)
+                        acc[p][v] = v_fma(b, wv[k][v], acc[p][v]);
+                }
+            }
+            xp += plane;
+            wp += step;
+        }
+    }
+    const vmask keep = v_mask_range(0, P);
+    CPU_UNROLL for (int v = 0; v < V; v++) {
+        vf t[VL];
+        CPU_UNROLL for (int q = 0; q < VL; q++)
+            t[q] = q < P ? acc[q][v] : v_zero();
+        v_transpose(t); /* t[o]: channel v * VL + o at the P outputs */
+        CPU_UNROLL for (int o = 0; o < VL; o++) {
+            float *yo = a->out + (v * VL + o) * a->out_stride;
+            if (v * VL + o >= a->nout)
+                break;
+            if (P == VL && a->stream)
+                v_stream(yo, t[o]);
+            else
+                v_storeu_mask(yo, t[o], keep);
+        }
+    }
+}
+
+#define DEF_OCL_TILE(P, V, K, S, C)                                                            \
+    static void ocl_tile_##P##x##V##k##K##s##S##c##C(const ocl_tile_args *a)                   \
+    {                                                                                          \
+        ocl_tile_body(a, P, V, K, S, C);                                                       \
+    }
+#define REF_OCL_TILE(P, V, K, S, C)                                                            \
+    [S - 1][K - 1][C][V - 1][P - 1] = ocl_tile_##P##x##V##k##K##s##S##c##C,
+/* The (W taps, W stride, c) built: stride 1 with 1-3 taps, stride 2 with 2-4. */
+#define OCL_ALL(X)                                                                             \
+    OCL_TILES(X, 1, 1, 0)                                                                      \
+    OCL_TILES(X, 2, 1, 0) OCL_TILES(X, 3, 1, 0) OCL_TILES(X, 2, 2, 0) OCL_TILES(X, 2, 2, 1)    \
+        OCL_TILES(X, 3, 2, 0) OCL_TILES(X, 3, 2, 1) OCL_TILES(X, 4, 2, 0) OCL_TILES(X, 4, 2, 1)
+OCL_ALL(DEF_OCL_TILE)
+static const ocl_tile_fn ocl_tiles[OCL_MAXS][OCL_MAXK][OCL_MAXS][OCL_MAXV][OCL_MAXP] = {
+    OCL_ALL(REF_OCL_TILE)};
+static const int ocl_pos_max[OCL_MAXV] = OCL_POS_MAX;
+
+/* c of ocl_tile_args for the shape. */
+static int64_t ocl_phase(const convt3d_shape *s)
+{
+    const int64_t S = s->s[2];
+    return ((s->p[2] - (s->k[2] - 1)) % S + S) % S;
+}
+
+/* The tile for a shape's W taps and stride, or NULL where none is built. */
+static ocl_tile_fn ocl_tile(const convt3d_shape *s, int nvec, int np)
+{
+    const int64_t K = s->k[2], S = s->s[2];
+    return S <= OCL_MAXS && K <= OCL_MAXK
+               ? ocl_tiles[S - 1][K - 1][ocl_phase(s)][nvec - 1][np - 1]
+               : NULL;
+}
+
+/* The job's outputs [j0 * s, j1 * s) of the row, tile by tile. */
+static void row_ncdhw_oc(const cpu_plan *pl, const cpu_row_job *job)
+{
+    const convt3d_shape *s = &pl->s;
+    const int P = pl->tile_a;
+    const int64_t K = s->k[2], S = s->s[2], pad = s->p[2], inw = s->in[2], ob = pl->w_block;
+    const int64_t c = ocl_phase(s), oend = cpu_min64(job->j1 * S, s->out[2]);
+    ocl_tile_args a;
+    a.rt = job->rt;
+    a.nrt = job->nrt;
+    a.cig = s->cig;
+    a.plane = job->x_plane;
+    a.ob = ob;
+    a.out_stride = s->y_stride[1];
+    for (int64_t oc0 = 0; oc0 < s->cog; oc0 += ob) {
+        a.nout = (int)cpu_min64(ob, s->cog - oc0);
+        const int nvec = (a.nout + VL - 1) / VL;
+        a.w = job->w + oc0 * s->k_volume * s->cig; /* blocks of ob channels (plan_tiles) */
+        a.bias = job->bias ? job->bias + oc0 : NULL;
+        for (int64_t o0 = job->j0 * S; o0 < oend; o0 += P) {
+            const int np = (int)cpu_min64(P, oend - o0);
+            const int64_t i0 = (o0 + pad - (K - 1) - c) / S; /* exact */
+            a.skip = 0;
+            for (int e = 0; e < (np + K - 2 + (int)c) / S + 1; e++)
+                if (i0 + e < 0 || i0 + e >= inw)
+                    a.skip |= 1u << e;
+            a.x = job->x + i0;
+            a.out = job->y + oc0 * s->y_stride[1] + o0;
+            a.stream = np == VL && ncdhw_can_stream(pl, a.out);
+            ocl_tile(s, nvec, np)(&a);
+        }
+    }
+}
+
 /* ---- NDHWC: P positions along j x V vectors of output channels ---------- */
 
 typedef struct ndhwc_tile_args {
@@ -566,11 +764,68 @@ static int64_t even_block(int64_t n, int64_t max)
     return (n + blocks - 1) / blocks;
 }
 
+/* Whether the output-channel tile runs an NCDHW plan: it needs dilation 1
+ * along W and a tile built for the W taps and stride; then it is chosen
+ * when its lanes waste no more than the W-lane tile's (channel lanes past
+ * C_out/G against W lanes past each phase's row and under tap masks),
+ * unless CONVT3D_CPU_LANES says otherwise.  Measured here (Zen 5) where
+ * both waste little: 4-40% faster with W stride 2 (unet_up_k2s2 4%,
+ * k4s2p1 9%, k3s2p1op1_wide 28%), 10-60% with stride 1. */
+static int ocl_wanted(const cpu_plan *pl)
+{
+    const convt3d_shape *s = &pl->s;
+    if (s->l[2] != 1 || !ocl_tile(s, 1, 1) || pl->lanes_force == 0)
+        return 0;
+    if (pl->lanes_force == 1)
+        return 1;
+    const int64_t ow = s->out[2], K = s->k[2], S = s->s[2], W = s->in[2];
+    int64_t pairs = 0; /* (output, tap) pairs of a row whose input exists */
+    for (int64_t k = 0; k < K; k++) {
+        /* inputs i with o = i*S - p + k in [0, ow), numerators kept >= 0 */
+        const int64_t lo = cpu_max64(0, (s->p[2] - k + S - 1 + S * K) / S - K);
+        const int64_t hi = cpu_min64(W, (ow - 1 + s->p[2] - k + S * K) / S - K + 1);
+        pairs += cpu_max64(0, hi - lo);
+    }
+    const cpu_dim_phases *pw = &pl->ph[2];
+    int64_t lanes = 0; /* lanes the W-lane tiles compute for the taps of each phase */
+    for (int64_t c = 0; c < pw->nphase; c++)
+        lanes += (pw->start[c + 1] - pw->start[c]) * VL *
+                 ((cpu_phase_len(ow, S, c) + VL - 1) / VL);
+    const double oc_use = (double)s->cog / (double)(VL * ((s->cog + VL - 1) / VL));
+    return oc_use * (double)lanes >= (double)pairs;
+}
+
+/* Outputs per output-channel tile: at most max and a multiple of the stride
+ * (the tile grid, ocl_tile_args), the row split evenly. */
+static int ocl_positions(int64_t ow, int64_t max, int64_t S)
+{
+    const int64_t cap = max / S * S;
+    return (int)((even_block(ow, cap) + S - 1) / S * S);
+}
+
 static void plan_tiles(cpu_plan *pl)
 {
     const convt3d_shape *s = &pl->s;
     const int64_t jmax = cpu_phase_len(s->out[2], s->s[2], 0);
-    if (s->layout == CONVT3D_LAYOUT_NCDHW) {
+    if (s->layout == CONVT3D_LAYOUT_NCDHW && ocl_wanted(pl)) {
+        /* One channel vector when the row gives tiles of at least 3/4 VL
+         * positions, else up to OCL_MAXV so that short rows still keep enough
+         * accumulators; then the positions split evenly.  Measured here
+         * (Zen 5; stride-1 rows of 24 to 64): one vector of 16 positions is
+         * 0-8% faster than two of 11-12 (k3s1p1: 6%), as a tile's weights are
+         * half as many and a row's tiles stream them fewer times; rows of 4-8
+         * are 20-35% faster with two. */
+        const int64_t span = s->out[2], S = s->s[2];
+        int64_t v = cpu_min64(OCL_MAXV, (s->cog + VL - 1) / VL);
+        if (4 * ocl_positions(span, ocl_pos_max[0], S) >= 3 * VL)
+            v = 1;
+        pl->ncdhw_oc = 1;
+        pl->tile_b = (int)v;
+        pl->tile_a = ocl_positions(span, ocl_pos_max[v - 1], S);
+        pl->chunk = pl->tile_a / S; /* in phase positions j, as the driver splits W */
+        pl->w_block = v * VL;
+        pl->scratch_bytes = 0;
+    } else if (s->layout == CONVT3D_LAYOUT_NCDHW) {
         /* As many j vectors as the row needs (up to NCDHW_MAXV), then as many
          * channels as the registers allow, split evenly. */
         const int64_t nvec = (jmax + VL - 1) / VL;
@@ -591,13 +846,17 @@ static void plan_tiles(cpu_plan *pl)
     }
 }
 
-const cpu_isa CPU_ISA_SYMBOL = {CPU_ISA_NAME,
-                                VL,
-                                plan_tiles,
-                                row_ncdhw,
-                                row_ndhwc,
-                                "cpu/f32_phase_gather_ncdhw__" CPU_ISA_NAME,
-                                "cpu/f32_phase_gather_ndhwc__" CPU_ISA_NAME,
-                                v_fence};
+const cpu_isa CPU_ISA_SYMBOL = {
+    .name = CPU_ISA_NAME,
+    .vector_lanes = VL,
+    .plan = plan_tiles,
+    .row_ncdhw = row_ncdhw,
+    .row_ndhwc = row_ndhwc,
+    .kernel_ncdhw = "cpu/f32_phase_gather_ncdhw__" CPU_ISA_NAME,
+    .kernel_ndhwc = "cpu/f32_phase_gather_ndhwc__" CPU_ISA_NAME,
+    .row_ncdhw_oc = row_ncdhw_oc,
+    .kernel_ncdhw_oc = "cpu/f32_phase_gather_ncdhw_oc__" CPU_ISA_NAME,
+    .finish = v_fence,
+};
 
 #endif /* CONVT3D_CPU_PHASE_TILE_H */

@@ -8,9 +8,11 @@
  *    each in both layouts with and without bias.
  * Targets: the CPU with its default kernel, each other CPU kernel variant the
  * machine supports (forced through CONVT3D_CPU_ISA), the CPU with streaming
- * stores forced on (CONVT3D_CPU_STREAM=1; default and AVX2 kernels) and with input-row packing forced on
- * (CONVT3D_CPU_PACK=1), and CUDA with device pointers and with host pointers.  A target that is not available here prints why and
- * skips.  Then the full kernelbench shape once per device, and the CPU
+ * stores forced on (CONVT3D_CPU_STREAM=1; default and AVX2 kernels), with
+ * input-row packing forced on (CONVT3D_CPU_PACK=1), with the NCDHW
+ * output-channel tiles wherever they apply (CONVT3D_CPU_LANES=oc; default and
+ * AVX2 kernels), and CUDA with device pointers and with host pointers.  A
+ * target that is not available here prints why and skips.  Then the full kernelbench shape once per device, and the CPU
  * output's independence of the thread count. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +101,18 @@ static const named_problem edge_cases[] = {
     {"W stride near 2^62 (a fuzz finding)",
      "mb1 ic4 oc36 g2 in2x3x1 k1x1x3 s2x2x4611686018427387904 p1x1x1 op1x1x1 l1x1x2"},
     {"wide kernel with dilation", "mb1 ic3 oc3 g1 in3x4x20 k2x3x9 s1x2x2 p1x2x9 op0x1x1 l1x1x3"},
+    {"W stride 1, C_out/G = 40 (output-channel tiles, two blocks)",
+     "mb1 ic5 oc40 g1 in3x4x29 k3x3x3 s1x1x1 p1x1x1 op0x0x0"},
+    {"W stride 1, C_out/G = 18, groups 2", "mb2 ic8 oc36 g2 in3x3x20 k3x2x3 s1x2x1 p1x0x1 op0x1x0"},
+    {"W stride 1, padding 0 (both row ends clipped by 2)",
+     "mb1 ic4 oc17 g1 in3x3x13 k3x3x3 s1x1x1 p0x0x0 op0x0x0"},
+    {"W stride 1, kernel 2", "mb2 ic3 oc20 g1 in4x3x17 k3x2x2 s2x1x1 p1x0x0 op1x0x0"},
+    {"W stride 1, W = 1, C_out/G = 24", "mb1 ic3 oc24 g1 in3x3x1 k3x3x3 s1x1x1 p1x1x1 op0x0x0"},
+    {"W stride 2, kernel 4, long rows in segments, tile grid one output early",
+     "mb1 ic3 oc32 g1 in1x2x150 k1x3x4 s1x2x2 p0x1x2 op0x1x1"},
+    {"W stride 2, kernel 3, padding 0, output padding 1",
+     "mb2 ic4 oc24 g1 in3x3x9 k3x3x3 s2x2x2 p0x0x0 op1x1x1"},
+    {"W stride 2, kernel 2, W = 1", "mb1 ic3 oc17 g1 in2x2x1 k2x2x2 s2x2x2 p0x0x0 op0x0x0"},
     {"groups 3, uneven everything", "mb3 ic9 oc15 g3 in5x3x11 k4x2x5 s3x2x2 p2x1x3 op1x1x1 l1x2x1"},
 };
 
@@ -117,13 +131,16 @@ static const named_problem bench_cases[] = {
 
 /* ---- targets ------------------------------------------------------------ */
 
+/* An environment variable a target sets while it runs. */
+typedef struct target_env {
+    const char *name, *value;
+} target_env;
+
 typedef struct target {
     const char *label;
     convt3d_device device;
     pointer_mode mode;
-    const char *cpu_isa;    /* CONVT3D_CPU_ISA while it runs, or NULL */
-    const char *cpu_stream; /* CONVT3D_CPU_STREAM while it runs, or NULL */
-    const char *cpu_pack;   /* CONVT3D_CPU_PACK while it runs, or NULL */
+    target_env env[2]; /* CONVT3D_CPU_* overrides; unused ones have name NULL */
 } target;
 
 enum {
@@ -133,69 +150,99 @@ enum {
     T_CPU_STREAM,
     T_CPU_AVX2_STREAM,
     T_CPU_PACK,
+    T_CPU_OC_LANES,
+    T_CPU_AVX2_OC_LANES,
     T_CUDA_DEVICE,
     T_CUDA_HOST,
     T_COUNT
 };
 
+#define ISA(v) {"CONVT3D_CPU_ISA", v}
+#define STREAM {"CONVT3D_CPU_STREAM", "1"}
+#define PACK {"CONVT3D_CPU_PACK", "1"}
+#define OC_LANES {"CONVT3D_CPU_LANES", "oc"}
 static const target targets[T_COUNT] = {
-    {"cpu", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, NULL, NULL, NULL},
-    {"cpu avx2", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, "avx2", NULL, NULL},
-    {"cpu generic", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, "generic", NULL, NULL},
-    {"cpu streaming stores", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, NULL, "1", NULL},
-    {"cpu avx2 kernel, streaming stores", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, "avx2", "1",
-     NULL},
-    {"cpu input-row packing", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, NULL, NULL, "1"},
-    {"cuda, device pointers", {CONVT3D_DEVICE_CUDA, 0}, DEVICE_POINTERS, NULL, NULL, NULL},
-    {"cuda, host pointers", {CONVT3D_DEVICE_CUDA, 0}, HOST_POINTERS, NULL, NULL, NULL},
+    {"cpu", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {{0}}},
+    {"cpu avx2", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {ISA("avx2")}},
+    {"cpu generic", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {ISA("generic")}},
+    {"cpu streaming stores", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {STREAM}},
+    {"cpu avx2 kernel, streaming stores", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
+     {ISA("avx2"), STREAM}},
+    {"cpu input-row packing", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {PACK}},
+    {"cpu output-channel tiles", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {OC_LANES}},
+    {"cpu avx2 kernel, output-channel tiles", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
+     {ISA("avx2"), OC_LANES}},
+    {"cuda, device pointers", {CONVT3D_DEVICE_CUDA, 0}, DEVICE_POINTERS, {{0}}},
+    {"cuda, host pointers", {CONVT3D_DEVICE_CUDA, 0}, HOST_POINTERS, {{0}}},
 };
 
 static void target_enter(const target *t)
 {
-    if (t->cpu_isa)
-        setenv("CONVT3D_CPU_ISA", t->cpu_isa, 1);
-    if (t->cpu_stream)
-        setenv("CONVT3D_CPU_STREAM", t->cpu_stream, 1);
-    if (t->cpu_pack)
-        setenv("CONVT3D_CPU_PACK", t->cpu_pack, 1);
+    for (int i = 0; i < COUNT(t->env); i++)
+        if (t->env[i].name)
+            setenv(t->env[i].name, t->env[i].value, 1);
 }
 
 static void target_leave(const target *t)
 {
-    if (t->cpu_isa)
-        unsetenv("CONVT3D_CPU_ISA");
-    if (t->cpu_stream)
-        unsetenv("CONVT3D_CPU_STREAM");
-    if (t->cpu_pack)
-        unsetenv("CONVT3D_CPU_PACK");
+    for (int i = 0; i < COUNT(t->env); i++)
+        if (t->env[i].name)
+            unsetenv(t->env[i].name);
+}
+
+/* The CPU kernel variant the target forces, or NULL. */
+static const char *target_isa(const target *t)
+{
+    for (int i = 0; i < COUNT(t->env); i++)
+        if (t->env[i].name && strcmp(t->env[i].name, "CONVT3D_CPU_ISA") == 0)
+            return t->env[i].value;
+    return NULL;
+}
+
+/* The kernel name of t's plan for desc (zero weights) into name; 0 when plan
+ * creation fails (name then says why). */
+static int plan_kernel_on(const target *t, const char *desc, char *name, size_t size)
+{
+    const convt3d_problem p = parse_problem(desc);
+    int64_t nx, nw, ny;
+    CU_ASSERT_EQUAL_FATAL(convt3d_tensor_elems(&p, &nx, &nw, &ny), CONVT3D_SUCCESS);
+    float *w = calloc((size_t)nw, sizeof *w);
+    CU_ASSERT_FATAL(w != NULL);
+    convt3d_plan *plan = NULL;
+    target_enter(t);
+    const convt3d_status st = convt3d_plan_create(&plan, &p, t->device, w, NULL);
+    target_leave(t);
+    free(w);
+    if (st != CONVT3D_SUCCESS) {
+        snprintf(name, size, "plan creation failed: %s", convt3d_last_error());
+        return 0;
+    }
+    snprintf(name, size, "%s", convt3d_plan_kernel_name(plan));
+    convt3d_plan_destroy(plan);
+    return 1;
 }
 
 /* NULL when the target can run here, else why not (printed by the caller). */
 static const char *target_unavailable(const target *t)
 {
-    static char why[200];
+    static char why[256];
     if (t->device.kind == CONVT3D_DEVICE_CUDA)
         return gpu_skip_reason();
-    if (!t->cpu_isa)
+    const char *isa = target_isa(t);
+    if (!isa)
         return NULL;
     /* A variant the CPU or build lacks silently falls back: detect that from
      * the kernel name the plan reports. */
-    convt3d_problem p = parse_problem("mb1 ic1 oc1 g1 in1x1x1 k1x1x1 s1x1x1 p0x0x0 op0x0x0");
-    const float w = 1.0f;
-    convt3d_plan *plan = NULL;
-    target_enter(t);
-    const convt3d_status st = convt3d_plan_create(&plan, &p, t->device, &w, NULL);
-    target_leave(t);
-    if (st != CONVT3D_SUCCESS) {
-        snprintf(why, sizeof why, "plan creation failed: %s", convt3d_last_error());
+    char name[160];
+    if (!plan_kernel_on(t, "mb1 ic1 oc1 g1 in1x1x1 k1x1x1 s1x1x1 p0x0x0 op0x0x0", name,
+                        sizeof name)) {
+        snprintf(why, sizeof why, "%s", name);
         return why;
     }
-    const char *name = convt3d_plan_kernel_name(plan);
     const char *tail = strstr(name, "__");
-    const int ok = tail && strcmp(tail + 2, t->cpu_isa) == 0;
-    snprintf(why, sizeof why, "the %s kernel is not supported here (the plan chose %s)",
-             t->cpu_isa, name);
-    convt3d_plan_destroy(plan);
+    const int ok = tail && strcmp(tail + 2, isa) == 0;
+    snprintf(why, sizeof why, "the %s kernel is not supported here (the plan chose %s)", isa,
+             name);
     return ok ? NULL : why;
 }
 
@@ -269,6 +316,8 @@ TARGET_TESTS(T_CPU_GENERIC)
 TARGET_TESTS(T_CPU_STREAM)
 TARGET_TESTS(T_CPU_AVX2_STREAM)
 TARGET_TESTS(T_CPU_PACK)
+TARGET_TESTS(T_CPU_OC_LANES)
+TARGET_TESTS(T_CPU_AVX2_OC_LANES)
 TARGET_TESTS(T_CUDA_DEVICE)
 TARGET_TESTS(T_CUDA_HOST)
 
@@ -357,6 +406,44 @@ static void run_kernelbench(const target *t)
 static void kernelbench_cpu(void) { run_kernelbench(&targets[T_CPU]); }
 static void kernelbench_cuda(void) { run_kernelbench(&targets[T_CUDA_DEVICE]); }
 
+/* ---- which NCDHW tile runs ----------------------------------------------- */
+
+/* Whether t's plan for desc runs the NCDHW output-channel tiles. */
+static int runs_oc_lanes(const target *t, const char *desc)
+{
+    char name[160];
+    CU_ASSERT_FATAL(plan_kernel_on(t, desc, name, sizeof name));
+    return strstr(name, "_ncdhw_oc__") != NULL;
+}
+
+/* The plan picks the output-channel tiles for the stride-1 bench shape and
+ * the W-lane tiles where channel lanes would mostly idle (4 channels);
+ * CONVT3D_CPU_LANES forces either where the tiles apply, and W stride 3 or
+ * W dilation 2 never gets them. */
+static void cpu_lanes_choice(void)
+{
+    const target *cpu = &targets[T_CPU], *oc = &targets[T_CPU_OC_LANES];
+    const target w = {"cpu W lanes", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
+                      {{"CONVT3D_CPU_LANES", "w"}}};
+    const char *k3s1p1 = bench_cases[COUNT(bench_cases) - 1].desc;
+    const char *few = "mb1 ic3 oc4 g1 in3x4x20 k3x3x3 s1x1x1 p1x1x1 op0x0x0";
+    const char *stride3 = "mb1 ic3 oc32 g1 in3x4x20 k3x3x3 s1x1x3 p1x1x1 op0x0x1";
+    const char *dilated = "mb1 ic3 oc32 g1 in3x4x20 k3x3x3 s1x1x1 p1x1x2 op0x0x0 l1x1x2";
+    char name[160];
+    CU_ASSERT_FATAL(plan_kernel_on(cpu, few, name, sizeof name));
+    if (strstr(name, "__generic")) {
+        printf("\n  skipped: only the generic kernel runs here ");
+        return;
+    }
+    CU_ASSERT(strstr(k3s1p1, "s1x1x1") != NULL);
+    CU_ASSERT(runs_oc_lanes(cpu, k3s1p1));
+    CU_ASSERT(!runs_oc_lanes(&w, k3s1p1));
+    CU_ASSERT(!runs_oc_lanes(cpu, few));
+    CU_ASSERT(runs_oc_lanes(oc, few));
+    CU_ASSERT(!runs_oc_lanes(oc, stride3));
+    CU_ASSERT(!runs_oc_lanes(oc, dilated));
+}
+
 /* ---- determinism across thread counts ----------------------------------- */
 
 /* Reached through a weak reference so this file needs no OpenMP flags; the
@@ -377,6 +464,8 @@ static void cpu_thread_count_invariance(void)
         "mb1 ic32 oc32 g4 in3x4x48 k3x5x7 s2x2x2 p1x2x3 op1x1x1",
         "mb1 ic3 oc5 g1 in1x1x700 k3x3x5 s1x1x2 p1x1x2 op0x0x1", /* W segments */
         "mb2 ic8 oc13 g1 in3x4x21 k3x3x3 s3x2x1 p1x1x1 op2x1x0",
+        "mb1 ic8 oc32 g1 in3x4x40 k3x3x3 s1x1x1 p1x1x1 op0x0x0", /* output-channel tiles */
+        "mb1 ic3 oc32 g1 in1x2x150 k1x3x4 s1x2x2 p0x1x2 op0x1x1", /* the same, W stride 2 */
     };
     const int saved = omp_get_max_threads();
     const int counts[] = {1, 2, 3, 5, 8, 17, 64};
@@ -440,8 +529,16 @@ void register_backend_tests(void)
         {"cpu, input rows packed: random problems", random_T_CPU_PACK},
         {"cpu, input rows packed: edge cases", edges_T_CPU_PACK},
         {"cpu, input rows packed: bench shapes (reduced)", bench_T_CPU_PACK},
+        {"cpu, output-channel tiles: random problems", random_T_CPU_OC_LANES},
+        {"cpu, output-channel tiles: edge cases", edges_T_CPU_OC_LANES},
+        {"cpu, output-channel tiles: bench shapes (reduced)", bench_T_CPU_OC_LANES},
+        {"cpu avx2 kernel, output-channel tiles: random problems", random_T_CPU_AVX2_OC_LANES},
+        {"cpu avx2 kernel, output-channel tiles: edge cases", edges_T_CPU_AVX2_OC_LANES},
+        {"cpu avx2 kernel, output-channel tiles: bench shapes (reduced)",
+         bench_T_CPU_AVX2_OC_LANES},
         {"cpu streaming stores: 64-byte-aligned and offset outputs", cpu_streaming_placement},
         {"cpu: kernelbench at full size", kernelbench_cpu},
+        {"cpu: the NCDHW tile chosen, and forced", cpu_lanes_choice},
         {"cpu: output independent of the thread count", cpu_thread_count_invariance},
         {"cuda: random problems, device pointers", random_T_CUDA_DEVICE},
         {"cuda: edge cases, device pointers", edges_T_CUDA_DEVICE},
