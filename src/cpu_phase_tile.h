@@ -768,9 +768,10 @@ static int64_t even_block(int64_t n, int64_t max)
  * along W and a tile built for the W taps and stride; then it is chosen
  * when its lanes waste no more than the W-lane tile's (channel lanes past
  * C_out/G against W lanes past each phase's row and under tap masks),
- * unless CONVT3D_CPU_LANES says otherwise.  Measured here (Zen 5) where
- * both waste little: 4-40% faster with W stride 2 (unet_up_k2s2 4%,
- * k4s2p1 9%, k3s2p1op1_wide 28%), 10-60% with stride 1. */
+ * except against a W-lane tile at its best (below), unless
+ * CONVT3D_CPU_LANES says otherwise.  Measured here (Zen 5) where both waste
+ * little: 6-40% faster with W stride 2 (k4s2p1 9%, k3s2p1op1_wide 28%),
+ * 10-60% with stride 1. */
 static int ocl_wanted(const cpu_plan *pl)
 {
     const convt3d_shape *s = &pl->s;
@@ -792,7 +793,15 @@ static int ocl_wanted(const cpu_plan *pl)
         lanes += (pw->start[c + 1] - pw->start[c]) * VL *
                  ((cpu_phase_len(ow, S, c) + VL - 1) / VL);
     const double oc_use = (double)s->cog / (double)(VL * ((s->cog + VL - 1) / VL));
-    return oc_use * (double)lanes >= (double)pairs;
+    if (oc_use * (double)lanes < (double)pairs)
+        return 0;
+    /* With at most one W tap an output (kW <= s) the tile shares each
+     * broadcast between s outputs only, while a W-lane tile of 4 vectors a
+     * phase loads 10 values for 24 FMAs.  Measured here: unet_up_k2s2 and
+     * a half-size copy (64 W-lane positions a phase) 3% slower than that
+     * tile; 32 or 48 positions a phase (2 and 3 vectors) 28-33% faster. */
+    const int64_t w_vectors = even_block((cpu_phase_len(ow, S, 0) + VL - 1) / VL, NCDHW_MAXV);
+    return !(K <= S && w_vectors >= 4);
 }
 
 /* Outputs per output-channel tile: at most max and a multiple of the stride
