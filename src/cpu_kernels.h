@@ -70,8 +70,8 @@ typedef struct cpu_isa {
     void (*plan)(cpu_plan *plan);
     cpu_row_fn row_ncdhw, row_ndhwc;
     const char *kernel_ncdhw, *kernel_ndhwc; /* static names for the plan */
-    /* NCDHW, stride and dilation 1 along W: the tile with the output channels
-     * in the lanes (cpu_phase_tile.h), or NULL where there is none. */
+    /* NCDHW, dilation 1 along W (W stride 1 or 2): the tile with the output
+     * channels in the lanes (cpu_phase_tile.h), or NULL where there is none. */
     cpu_row_fn row_ncdhw_oc;
     const char *kernel_ncdhw_oc;
     void (*finish)(void);      /* run by each thread after its last row, or NULL */

@@ -85,8 +85,8 @@ static int want_streaming(const convt3d_shape *s)
 }
 
 /* CONVT3D_CPU_LANES=w|oc: the NCDHW tile with its vectors along W, or
- * along the output channels where that tile applies (stride and dilation 1
- * along W); otherwise the plan chooses (cpu_plan.lanes_force). */
+ * along the output channels where that tile applies (dilation 1 along W,
+ * W stride 1 or 2); otherwise the plan chooses (cpu_plan.lanes_force). */
 static int lanes_force(void)
 {
     const char *force = getenv("CONVT3D_CPU_LANES");

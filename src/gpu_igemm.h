@@ -31,6 +31,13 @@
 #include "gpu_kernels.h"
 #include "internal.h"
 
+/* Helpers below serve the host planner and the kernel alike. */
+#ifdef __CUDACC__
+#define CT3D_HD __host__ __device__ inline
+#else
+#define CT3D_HD inline
+#endif
+
 namespace ct3d {
 
 /* D, H and W strides up to this (phase tables in the kernel parameters). */
@@ -57,16 +64,34 @@ struct igemm_params {
      * class by M tile, then phase, then group, then output-channel block
      * (the phases of one M tile read neighbouring inputs: they run
      * together).  Class c holds the phases order[cls_phase[c] ..
-     * cls_phase[c + 1]) (encoded rd + 8 * (rh + 8 * rw)) and the tiles
-     * [cls_tile[c], cls_tile[c + 1]); cls_mtiles[c] M tiles of BM cover its
-     * largest phase (smaller phases skip their last tiles). */
+     * cls_phase[c + 1]) (igemm_phase_code) and the tiles [cls_tile[c],
+     * cls_tile[c + 1]): enough M tiles of BM for its largest phase, so the
+     * smaller phases skip their last tiles. */
     int nclass;
     unsigned short order[kIgemmMaxStride * kIgemmMaxStride * kIgemmMaxStride];
     int cls_phase[kIgemmMaxClasses + 1];
     long long cls_tile[kIgemmMaxClasses + 1];
-    long long cls_mtiles[kIgemmMaxClasses];
     long long ntiles; /* blocks = ntiles * cs */
 };
+
+/* A phase (rd, rh, rw) as one number of igemm_params.order, and back. */
+CT3D_HD int igemm_phase_code(const int r[3]) { return r[0] + 8 * (r[1] + 8 * r[2]); }
+CT3D_HD int igemm_phase_dim(int code, int d) { return (code >> (3 * d)) & 7; }
+
+/* Taps of the phase with this code (the product over the dims). */
+CT3D_HD int igemm_phase_taps(const igemm_params &p, int code)
+{
+    int taps = 1;
+    for (int d = 0; d < 3; d++)
+        taps *= p.ph[d][igemm_phase_dim(code, d)].taps;
+    return taps;
+}
+
+/* Floats between consecutive input channels of the packed weights. */
+CT3D_HD long long igemm_wrow(const igemm_params &p)
+{
+    return (long long)p.k[0] * p.k[1] * p.k[2] * p.ocb;
+}
 
 /* The kernel's instantiations: warps along M x along N, each warp a 64 x 32
  * tile (BM = 64 * wm, BN = 32 * wn). */

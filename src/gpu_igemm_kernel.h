@@ -85,11 +85,9 @@ CT3D_DEV igemm_tile igemm_tile_of(const igemm_params &p, long long t, int bm)
     const int nph = p.cls_phase[c + 1] - p.cls_phase[c];
     const int code = p.order[p.cls_phase[c] + (int)(loc % nph)];
     const long long mt = loc / nph;
-    tl.r[0] = code & 7;
-    tl.r[1] = (code >> 3) & 7;
-    tl.r[2] = code >> 6;
     tl.mcount = p.nimg;
     for (int d = 0; d < 3; d++) {
+        tl.r[d] = igemm_phase_dim(code, d);
         tl.taps[d] = p.ph[d][tl.r[d]].taps;
         tl.mcount *= p.ph[d][tl.r[d]].qcount;
     }
@@ -154,8 +152,8 @@ CT3D_DEV void igemm_cursor_tap(const igemm_params &p, const igemm_tile &tl,
         shift -= (long long)c.t[d] * p.dm[d] * p.xs[2 + d];
         kl = kl * p.k[d] + p.ph[d][tl.r[d]].k0 + c.t[d] * p.kstep[d];
     }
-    const long long wrow = (long long)p.k[0] * p.k[1] * p.k[2] * p.ocb;
-    c.woff = (((long long)tl.g * p.nocb + tl.ob) * p.cig + c.ic0) * wrow + (long long)kl * p.ocb;
+    c.woff = (((long long)tl.g * p.nocb + tl.ob) * p.cig + c.ic0) * igemm_wrow(p) +
+             (long long)kl * p.ocb;
     CT3D_UNROLL
     for (int s = 0; s < MS; s++) {
         bool in = pos[s].valid;
@@ -190,7 +188,7 @@ CT3D_DEV void igemm_cursor_next(const igemm_params &p, const igemm_tile &tl,
 {
     c.ic0 += kIgemmBK;
     if (c.ic0 < p.cig) {
-        c.woff += (long long)kIgemmBK * p.k[0] * p.k[1] * p.k[2] * p.ocb;
+        c.woff += kIgemmBK * igemm_wrow(p);
         CT3D_UNROLL
         for (int s = 0; s < MS; s++)
             c.aoff[s] += (long long)kIgemmBK * p.xs[1];
@@ -225,7 +223,7 @@ CT3D_DEV void igemm_load_step(const igemm_params &p, const igemm_cursor<igemm_cf
             src += (long long)C::RS * p.xs[1];
         }
     }
-    const long long wrow = (long long)p.k[0] * p.k[1] * p.k[2] * p.ocb;
+    const long long wrow = igemm_wrow(p);
     const float *wsrc = p.w + c.woff;
     CT3D_UNROLL
     for (int i = 0; i < (C::B4 + C::NT - 1) / C::NT; i++) {
@@ -236,6 +234,20 @@ CT3D_DEV void igemm_load_step(const igemm_params &p, const igemm_cursor<igemm_cf
         const bool ok = c.ic0 + kk < p.cig;
         copy16(bs + kk * C::BN + 4 * c4, ok ? wsrc + kk * wrow + 4 * c4 : p.w, ok);
     }
+}
+
+/* Where a thread's fragment sits (warp wm = warp % WM, wn = warp / WM; lane
+ * lm = lane % 8, ln = lane / 8): its positions start at am (am + 32 too),
+ * its channels at bn (bn + 16 too); the same in the FMAs and the tile spill. */
+struct igemm_frag {
+    int am, bn;
+};
+
+template <int WM>
+CT3D_DEV igemm_frag igemm_frag_of(int tid)
+{
+    const int warp = tid >> 5, lane = tid & 31;
+    return {(warp % WM) * 64 + (lane & 7) * 4, (warp / WM) * 32 + (lane >> 3) * 4};
 }
 
 /* v[0..3] = src[0..3], v[4..7] = src[gap..gap + 3]: two 16-byte loads. */
@@ -253,9 +265,8 @@ CT3D_DEV void load_pair4(float (&v)[8], const float *src, int gap)
     v[7] = hi.w;
 }
 
-/* acc += the step in buf: thread (warp wm, wn; lane lm = lane % 8, ln =
- * lane / 8) holds positions wm*64 + h*32 + lm*4 + i and channels wn*32 +
- * h*16 + ln*4 + j, h = 0, 1 and i, j < 4. */
+/* acc += the step in buf: the thread's fragment (igemm_frag) holds
+ * positions am + h*32 + i and channels bn + h*16 + j, h = 0, 1 and i, j < 4. */
 template <int WM, int WN>
 CT3D_DEV void igemm_mma_step(float (&acc)[8][8], const float *buf, int am, int bn)
 {
@@ -282,9 +293,7 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
                                int tid, int s0, int s1, float (&acc)[8][8])
 {
     using C = igemm_cfg<WM, WN>;
-    const int warp = tid >> 5, lane = tid & 31;
-    const int am = (warp % WM) * 64 + (lane & 7) * 4;
-    const int bn = (warp / WM) * 32 + (lane >> 3) * 4;
+    const igemm_frag fr = igemm_frag_of<WM>(tid);
     const int row0 = tid / C::BM;
     const int n = s1 - s0;
     if (n <= 0)
@@ -307,7 +316,7 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
             igemm_cursor_next(p, tl, pos, row0, cur);
         }
         copy_commit();
-        igemm_mma_step<WM, WN>(acc, smem + (it % C::STAGES) * C::STAGE, am, bn);
+        igemm_mma_step<WM, WN>(acc, smem + (it % C::STAGES) * C::STAGE, fr.am, fr.bn);
     }
     copy_wait_groups<0>();
 }
@@ -319,12 +328,10 @@ template <int WM, int WN>
 CT3D_DEV void igemm_spill_tile(const float (&acc)[8][8], float *cs, int tid)
 {
     using C = igemm_cfg<WM, WN>;
-    const int warp = tid >> 5, lane = tid & 31;
-    const int am = (warp % WM) * 64 + (lane & 7) * 4;
-    const int bn = (warp / WM) * 32 + (lane >> 3) * 4;
+    const igemm_frag fr = igemm_frag_of<WM>(tid);
     CT3D_UNROLL
     for (int j = 0; j < 8; j++) {
-        const int ch = bn + (j >> 2) * 16 + (j & 3);
+        const int ch = fr.bn + (j >> 2) * 16 + (j & 3);
         CT3D_UNROLL
         for (int h = 0; h < 2; h++) {
             float4 v;
@@ -332,7 +339,7 @@ CT3D_DEV void igemm_spill_tile(const float (&acc)[8][8], float *cs, int tid)
             v.y = acc[4 * h + 1][j];
             v.z = acc[4 * h + 2][j];
             v.w = acc[4 * h + 3][j];
-            *reinterpret_cast<float4 *>(cs + ch * C::CPITCH + am + 32 * h) = v;
+            *reinterpret_cast<float4 *>(cs + ch * C::CPITCH + fr.am + 32 * h) = v;
         }
     }
 }

@@ -13,9 +13,9 @@ namespace {
 constexpr long long kIntLimit = 1LL << 28;
 
 struct phase_ref {
-    int code;      /* rd + 8 * (rh + 8 * rw) */
-    int taps;      /* product of the per-dim tap counts */
-    long long m;   /* output positions of the phase */
+    int code;    /* igemm_phase_code */
+    int taps;    /* product of the per-dim tap counts */
+    long long m; /* output positions of the phase */
 };
 
 /* The phases that have outputs, heaviest (most taps) first; a stable
@@ -28,13 +28,11 @@ int list_phases(const igemm_params &p, long long nimg, phase_ref *out)
             for (int rd = 0; rd < p.s[0]; rd++) {
                 const int r[3] = {rd, rh, rw};
                 phase_ref f;
-                f.code = rd + 8 * (rh + 8 * rw);
-                f.taps = 1;
+                f.code = igemm_phase_code(r);
+                f.taps = igemm_phase_taps(p, f.code);
                 f.m = nimg;
-                for (int d = 0; d < 3; d++) {
-                    f.taps *= p.ph[d][r[d]].taps;
+                for (int d = 0; d < 3; d++)
                     f.m *= p.ph[d][r[d]].qcount;
-                }
                 if (f.m == 0)
                     continue; /* stride larger than the output: no such outputs */
                 int j = n++;
@@ -113,7 +111,6 @@ bool igemm_fill(const convt3d_shape *s, igemm_shape t, int cs, igemm_params *pp,
             const long long need = ceil_div(ph[j].m, bm);
             mt = need > mt ? need : mt;
         }
-        p.cls_mtiles[c] = mt;
         tiles += mt * (j - i) * p.groups * p.nocb;
         i = j;
     }

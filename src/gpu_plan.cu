@@ -638,9 +638,7 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
         return false;
     if (cs == 0) {
         /* the heaviest tile's K steps: its class comes first */
-        const int code = p.order[0];
-        const long long steps = (long long)p.ph[0][code & 7].taps * p.ph[1][(code >> 3) & 7].taps *
-                                p.ph[2][code >> 6].taps * p.kchunks;
+        const long long steps = (long long)igemm_phase_taps(p, p.order[0]) * p.kchunks;
         const long long slots = igemm_blocks_per_sm(t, lim) * lim.num_sms;
         cs = 1;
         while (cs < 8 && p.ntiles * cs < slots && steps / (2 * cs) >= 8)
