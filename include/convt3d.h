@@ -9,13 +9,20 @@
  * where Cig = C_in / G, Cog = C_out / G, and
  *   out_size = (in_size - 1)*s - 2*p + l*(k - 1) + op + 1.
  *
- * Tensors are dense fp32.  x and y are NCDHW (PyTorch contiguous, the default)
- * or NDHWC (PyTorch channels_last_3d); the weight is always PyTorch's
- * C_in x (C_out/G) x kD x kH x kW; the bias has C_out entries.
+ * Tensors are dense.  Each of x, weight, bias and y has a data type in the
+ * problem (convt3d_dtype; this version computes f32 only and says so with
+ * CONVT3D_ERR_UNSUPPORTED_DATA_TYPE for any other).  x and y are NCDHW
+ * (PyTorch contiguous, the default) or NDHWC (PyTorch channels_last_3d); the
+ * weight is always PyTorch's C_in x (C_out/G) x kD x kH x kW; the bias has
+ * C_out entries.  Tensor pointers are void* so that one signature serves
+ * every data type; a float* converts to them implicitly in C and C++.
  *
  * Conventions.  Every function that can fail returns a convt3d_status; results
- * come back through trailing out-pointers.  The library never aborts and never
- * prints.  On any error nothing is written to the output tensor, and
+ * come back through out-pointers, which are the last arguments -- except the
+ * created plan, which is convt3d_plan_create()'s first argument (as in
+ * cudnnCreate or pthread_create).  Out-pointers are written only on success.
+ * The library never aborts and prints only when CONVT3D_VERBOSE is set (to
+ * stderr).  On any error nothing is written to the output tensor, and
  * convt3d_last_error() (thread-local) says exactly what was wrong.
  *
  * Thread safety.  Plans are immutable once created: any number of threads may
@@ -64,7 +71,13 @@ typedef enum convt3d_status {
     CONVT3D_ERR_POINTER_LOCATION,  /* a pointer lives where this plan cannot use it */
     CONVT3D_ERR_OUT_OF_MEMORY,     /* host or device allocation failed */
     CONVT3D_ERR_CUDA,              /* a CUDA runtime call failed (see last_error) */
-    CONVT3D_ERR_INTERNAL           /* a bug: please report it */
+    CONVT3D_ERR_INTERNAL,          /* a bug: please report it */
+    CONVT3D_ERR_UNSUPPORTED_DATA_TYPE, /* a convt3d_dtype this version does not compute */
+    CONVT3D_ERR_UNSUPPORTED_MATH_MODE, /* a convt3d_math_mode this version does not offer */
+    CONVT3D_ERR_BAD_OPTIONS,       /* a convt3d_plan_options not set up by its init function */
+    CONVT3D_ERR_UNKNOWN_IMPLEMENTATION, /* no implementation has the forced name */
+    CONVT3D_ERR_NOT_APPLICABLE     /* the forced implementation does not apply (reason in
+                                      last_error); no other one is tried in its place */
 } convt3d_status;
 
 /* A short fixed name for the status, e.g. "CONVT3D_ERR_BAD_STRIDE". */
@@ -91,6 +104,14 @@ typedef enum convt3d_layout {
     CONVT3D_LAYOUT_NDHWC = 1  /* PyTorch channels_last_3d: C fastest */
 } convt3d_layout;
 
+/* Element types of x, weight, bias and y.  0 is f32, so zeroed or
+ * CONVT3D_PROBLEM_INIT problems are f32.  This version computes f32 only. */
+typedef enum convt3d_dtype {
+    CONVT3D_F32 = 0,
+    CONVT3D_F16 = 1, /* IEEE binary16 */
+    CONVT3D_BF16 = 2 /* bfloat16 */
+} convt3d_dtype;
+
 /* Spatial triples are ordered (d, h, w).  All sizes are int64 so that huge
  * tensors and overflow checks need no casts. */
 typedef struct convt3d_problem {
@@ -106,6 +127,7 @@ typedef struct convt3d_problem {
     int64_t dilation[3];       /* default 1 */
     convt3d_layout layout;     /* of x and y; default NCDHW */
     int has_bias;              /* nonzero: add bias[C_out]; default 0 */
+    convt3d_dtype x_type, w_type, bias_type, y_type; /* default CONVT3D_F32 */
 } convt3d_problem;
 
 /* PyTorch's defaults for everything but the sizes, which are set to 0 so that
@@ -113,7 +135,8 @@ typedef struct convt3d_problem {
  *   convt3d_problem p = CONVT3D_PROBLEM_INIT;  p.batch = 8; ... */
 #define CONVT3D_PROBLEM_INIT                                                   \
     {0, 0, 0, 1, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0},        \
-     {1, 1, 1}, CONVT3D_LAYOUT_NCDHW, 0}
+     {1, 1, 1}, CONVT3D_LAYOUT_NCDHW, 0, CONVT3D_F32, CONVT3D_F32, CONVT3D_F32,  \
+     CONVT3D_F32}
 
 /* The same defaults for a problem that already exists (e.g. on the heap). */
 CONVT3D_API void convt3d_problem_init(convt3d_problem *problem);
@@ -123,6 +146,25 @@ CONVT3D_API void convt3d_problem_init(convt3d_problem *problem);
  * no int64 overflow of any element count).  CONVT3D_SUCCESS or the first
  * failure, with a message in convt3d_last_error(). */
 CONVT3D_API convt3d_status convt3d_validate(const convt3d_problem *problem);
+
+/* PyTorch's output_size form (ConvTranspose3d.forward(x, output_size=...)):
+ * sets problem->output_padding so that the output is out_size[3] (D, H, W).
+ * Each size must lie in PyTorch's range [m, m + stride - 1], where m is the
+ * output size with output_padding 0; the rest of the problem must be valid.
+ * On failure (CONVT3D_ERR_BAD_OUTPUT_SIZE naming the dim and the range, or
+ * the problem's own error) *problem is untouched. */
+CONVT3D_API convt3d_status convt3d_set_output_size(convt3d_problem *problem,
+                                                   const int64_t out_size[3]);
+
+/* The problem as a benchdnn deconvolution descriptor in the dialect
+ * convt3d-bench reads ("mb2ic32id8ih8iw8oc16od16oh16ow16kd3kh3kw3sd2sh2sw2pd1ph1pw1"
+ * plus the fields the bench adds: layout, bias, output padding), so that any
+ * failure message can be pasted into convt3d-bench.  Writes at most size
+ * bytes including the terminating NUL; returns the length the whole string
+ * needs (as snprintf), or -1 for a NULL problem.  Does not validate: an
+ * invalid problem prints as it is. */
+CONVT3D_API int convt3d_problem_to_string(const convt3d_problem *problem, char *buf,
+                                          size_t size);
 
 /* The output's D, H, W into out_size[3]; validates first (out_size untouched
  * on failure). */
@@ -164,47 +206,111 @@ CONVT3D_API int convt3d_cuda_device_count(void);
 /* Nonzero if the library was built with CUDA support. */
 CONVT3D_API int convt3d_has_cuda_support(void);
 
+/* ---- math modes and plan options --------------------------------------- */
+
+/* How products are computed.  A mode permits reduced precision; it never
+ * requires it (a plan may keep an exact kernel where that is faster).  This
+ * version offers CONVT3D_MATH_F32 only. */
+typedef enum convt3d_math_mode {
+    CONVT3D_MATH_F32 = 0,   /* exact fp32 FMA, bitwise deterministic (the default) */
+    CONVT3D_MATH_TF32 = 1,  /* tensor cores, inputs rounded to TF32, fp32 accumulation */
+    CONVT3D_MATH_3XTF32 = 2 /* split TF32: three tensor-core products, fp32 accuracy */
+} convt3d_math_mode;
+
+/* Options of a plan beyond the problem.  Always set one up with
+ * convt3d_plan_options_init(), then change fields: the init function
+ * records sizeof(convt3d_plan_options) as this header knows it in
+ * struct_size, so that a later library with more fields reads only the
+ * fields a program was built with and defaults the rest. */
+typedef struct convt3d_plan_options {
+    size_t struct_size;          /* set by convt3d_plan_options_init(); do not change */
+    convt3d_math_mode math_mode; /* default CONVT3D_MATH_F32 */
+    /* The exact name of the implementation to use (see
+     * convt3d_implementation_name()), or NULL to let the library choose.
+     * If it does not apply to the problem on the plan's device, plan
+     * creation fails with CONVT3D_ERR_NOT_APPLICABLE and the reason: no other
+     * implementation is taken in its place.  The string is read during
+     * convt3d_plan_create_ex() only. */
+    const char *implementation;
+} convt3d_plan_options;
+
+/* The defaults (exact fp32, the library's choice of implementation). */
+CONVT3D_API void convt3d_plan_options_init(convt3d_plan_options *options);
+
 /* ---- plans ------------------------------------------------------------- */
 
 typedef struct convt3d_plan convt3d_plan;
 
 /* Validates the problem, resolves the device (AUTO: the environment variable
- * CONVT3D_DEVICE if set, else the first GPU if one is present, else the CPU),
- * picks the backend and repacks weight (and copies bias) once into the plan —
- * on the GPU for a CUDA plan.  weight and bias may be host or device pointers
- * and may be freed after this call.  bias is ignored (may be NULL) unless
- * problem->has_bias.  *plan is set only on success.
- * CONVT3D_PLAN_BACKEND=cpu|cuda|<kernel name> forces a choice for benchmarking. */
+ * CONVT3D_DEVICE if set, else the first GPU if one is present, else the CPU;
+ * with a forced implementation, AUTO is that implementation's device), picks
+ * the implementation (options: NULL for the defaults) and repacks weight
+ * (and copies bias) once into the plan -- on the GPU for a CUDA plan.
+ * weight and bias may be host or device pointers and may be freed after this
+ * call.  bias is ignored (may be NULL) unless problem->has_bias.  *plan is
+ * set only on success.
+ * Environment overrides, for benchmarking: CONVT3D_IMPLEMENTATION=<name>
+ * forces an implementation when options do not; CONVT3D_VERBOSE=1 prints
+ * the chosen implementation and every candidate passed over, with its
+ * reason, to stderr. */
+CONVT3D_API convt3d_status convt3d_plan_create_ex(convt3d_plan **plan,
+                                                  const convt3d_problem *problem,
+                                                  convt3d_device device, const void *weight,
+                                                  const void *bias,
+                                                  const convt3d_plan_options *options);
+
+/* convt3d_plan_create_ex() with the default options. */
 CONVT3D_API convt3d_status convt3d_plan_create(convt3d_plan **plan,
                                                const convt3d_problem *problem,
-                                               convt3d_device device,
-                                               const float *weight,
-                                               const float *bias);
+                                               convt3d_device device, const void *weight,
+                                               const void *bias);
 
 /* y = convT(x).  For a CPU plan x and y are host pointers.  For a CUDA plan
  * they are either both device pointers (used in place, work on the default
  * stream, synchronised before return) or both host pointers (staged through
- * device memory: correct but slower — time it separately).  Safe to call
+ * device memory: correct but slower -- time it separately).  Safe to call
  * concurrently on one plan with distinct y. */
-CONVT3D_API convt3d_status convt3d_execute(const convt3d_plan *plan,
-                                           const float *x, float *y);
+CONVT3D_API convt3d_status convt3d_execute(const convt3d_plan *plan, const void *x, void *y);
 
 /* As convt3d_execute, with the work enqueued on the caller's cudaStream_t
  * (passed as void*; NULL = default stream).  With device pointers the call
  * returns without synchronising: y is ready when the stream reaches it.
  * With host pointers it synchronises the stream before return.  For a CPU
  * plan stream must be NULL. */
-CONVT3D_API convt3d_status convt3d_execute_on_stream(const convt3d_plan *plan,
-                                                     const float *x, float *y,
-                                                     void *stream);
+CONVT3D_API convt3d_status convt3d_execute_on_stream(const convt3d_plan *plan, const void *x,
+                                                     void *y, void *stream);
 
 /* Releases the plan and its repacked weights (host or device).  NULL is a no-op. */
 CONVT3D_API void convt3d_plan_destroy(convt3d_plan *plan);
 
-/* Where the plan runs, and the name of the kernel it chose (e.g.
- * "cpu/f32_phase_gather_avx512"); valid while the plan lives. */
+/* Where the plan runs, and the exact name of the implementation it chose
+ * (e.g. "cpu/f32_phase_gather_ncdhw__avx512", "cuda/f32_igemm_8x8"): the
+ * name convt3d_plan_options.implementation accepts.  Static storage. */
 CONVT3D_API convt3d_device convt3d_plan_device(const convt3d_plan *plan);
 CONVT3D_API const char *convt3d_plan_kernel_name(const convt3d_plan *plan);
+/* The plan's math mode (as asked for). */
+CONVT3D_API convt3d_math_mode convt3d_plan_math_mode(const convt3d_plan *plan);
+
+/* ---- implementations --------------------------------------------------- */
+
+/* Every implementation compiled into this library, all backends, in each
+ * backend's order of preference: index 0 .. count-1.  The names are static
+ * strings "<backend>/<dtype>_<algorithm>_<layout/tile>__<isa>". */
+CONVT3D_API int convt3d_implementation_count(void);
+/* NULL when index is out of range. */
+CONVT3D_API const char *convt3d_implementation_name(int index);
+/* The device kind the implementation runs on (AUTO when index is out of range). */
+CONVT3D_API convt3d_device_kind convt3d_implementation_device(int index);
+
+/* Whether the named implementation would run problem on device with
+ * options (options->implementation is ignored; NULL: the defaults):
+ * CONVT3D_SUCCESS, CONVT3D_ERR_NOT_APPLICABLE with the reason in
+ * convt3d_last_error(), CONVT3D_ERR_UNKNOWN_IMPLEMENTATION, or the problem's
+ * or the device's own error.  A CUDA device is queried, nothing allocated. */
+CONVT3D_API convt3d_status convt3d_implementation_applies(const char *name,
+                                                          const convt3d_problem *problem,
+                                                          convt3d_device device,
+                                                          const convt3d_plan_options *options);
 
 /* The plan's problem (a copy made at creation). */
 CONVT3D_API const convt3d_problem *convt3d_plan_problem(const convt3d_plan *plan);
@@ -214,18 +320,16 @@ CONVT3D_API const convt3d_problem *convt3d_plan_problem(const convt3d_plan *plan
 /* plan_create + execute + plan_destroy.  Convenient, but repacks the weights
  * on every call: keep a plan when the weights are reused. */
 CONVT3D_API convt3d_status convt3d_forward(const convt3d_problem *problem,
-                                           convt3d_device device,
-                                           const float *x, const float *weight,
-                                           const float *bias, float *y);
+                                           convt3d_device device, const void *x,
+                                           const void *weight, const void *bias, void *y);
 
 /* ---- the reference ----------------------------------------------------- */
 
 /* The oracle: a direct transcription of the formula above with double
  * accumulation, single-threaded, host pointers only.  Slow by design; every
  * backend is tested against it and convt3d-bench --verify uses it. */
-CONVT3D_API convt3d_status convt3d_reference(const convt3d_problem *problem,
-                                             const float *x, const float *weight,
-                                             const float *bias, float *y);
+CONVT3D_API convt3d_status convt3d_reference(const convt3d_problem *problem, const void *x,
+                                             const void *weight, const void *bias, void *y);
 
 #ifdef __cplusplus
 }

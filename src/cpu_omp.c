@@ -13,6 +13,7 @@
  * the kernel's fixed chunk grid, so the output is bitwise the same for any
  * thread count.  Extra memory: the packed weights, the phase tables and a
  * small per-thread scratch. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -235,11 +236,10 @@ static int block_weights(cpu_plan *pl)
     return 1;
 }
 
-static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal, const float *weight,
-                                 const float *bias, int weights_on_device,
-                                 convt3d_backend_state **state, const char **kernel_name)
+static convt3d_status cpu_create_f32(const convt3d_shape *shape, const float *weight,
+                                     const float *bias, int weights_on_device,
+                                     convt3d_backend_state **state, const char **kernel_name)
 {
-    (void)ordinal;
     if (weights_on_device)
         return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION, "CPU plan given device weights");
     const cpu_isa *isa = pick_isa();
@@ -545,11 +545,13 @@ static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, cons
     }
 }
 
-static convt3d_status cpu_execute(const convt3d_backend_state *st, const float *x, float *y,
+static convt3d_status cpu_execute(const convt3d_backend_state *st, const void *xv, void *yv,
                                   void *stream, int on_device)
 {
     (void)stream;
     (void)on_device;
+    const float *x = xv;
+    float *y = yv;
     const cpu_plan *pl = &st->plan;
 #ifdef _OPENMP
     const int threads = omp_get_max_threads();
@@ -593,5 +595,89 @@ static void cpu_destroy(convt3d_backend_state *st)
     free(st);
 }
 
-const convt3d_backend convt3d_backend_cpu = {"cpu", CONVT3D_DEVICE_CPU, cpu_create, cpu_execute,
-                                             cpu_destroy};
+/* ---- registry (transitional) ------------------------------------------- */
+
+static const cpu_isa *const all_isas[] = {
+#if CONVT3D_HAVE_CPU_AVX512
+    &convt3d_cpu_isa_avx512,
+#endif
+#if CONVT3D_HAVE_CPU_AVX2
+    &convt3d_cpu_isa_avx2,
+#endif
+    &convt3d_cpu_isa_generic,
+};
+#define N_ISAS ((int)(sizeof all_isas / sizeof all_isas[0]))
+
+static const char *impl_name_of(int index, int *layout_kind, const cpu_isa **isa)
+{
+    if (index < 0 || index >= 3 * N_ISAS)
+        return NULL;
+    *isa = all_isas[index / 3];
+    *layout_kind = index % 3;
+    return *layout_kind == 0 ? (*isa)->kernel_ncdhw_oc
+           : *layout_kind == 1 ? (*isa)->kernel_ncdhw
+                               : (*isa)->kernel_ndhwc;
+}
+
+static int cpu_impl_count(void)
+{
+    int n = 0;
+    for (int i = 0; i < 3 * N_ISAS; i++) {
+        int kind;
+        const cpu_isa *isa;
+        n += impl_name_of(i, &kind, &isa) != NULL;
+    }
+    return n;
+}
+
+static const char *cpu_impl_name(int index)
+{
+    for (int i = 0; i < 3 * N_ISAS; i++) {
+        int kind;
+        const cpu_isa *isa;
+        const char *name = impl_name_of(i, &kind, &isa);
+        if (name && index-- == 0)
+            return name;
+    }
+    return NULL;
+}
+
+static convt3d_status cpu_impl_applies(int index, const convt3d_shape *shape, int ordinal,
+                                       const convt3d_request *req, char *why, size_t why_size)
+{
+    (void)ordinal;
+    (void)req;
+    const char *name = cpu_impl_name(index);
+    const int ndhwc = name && strstr(name, "_ndhwc_") != NULL;
+    if (!name || ndhwc != (shape->layout == CONVT3D_LAYOUT_NDHWC)) {
+        snprintf(why, why_size, "it is for the other layout");
+        return CONVT3D_ERR_NOT_APPLICABLE;
+    }
+    return CONVT3D_SUCCESS;
+}
+
+static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal,
+                                 const convt3d_request *req, const void *weight, const void *bias,
+                                 int weights_on_device, convt3d_backend_state **state,
+                                 const char **kernel_name)
+{
+    (void)ordinal;
+    convt3d_backend_state *st = NULL;
+    const char *name = NULL;
+    convt3d_status status =
+        cpu_create_f32(shape, weight, bias, weights_on_device, &st, &name);
+    if (status != CONVT3D_SUCCESS)
+        return status;
+    if (req->force && strcmp(req->force, name) != 0) {
+        cpu_destroy(st);
+        return convt3d_fail(CONVT3D_ERR_NOT_APPLICABLE,
+                            "%s does not apply: the CPU plan chose %s", req->force, name);
+    }
+    *state = st;
+    *kernel_name = name;
+    return CONVT3D_SUCCESS;
+}
+
+const convt3d_backend convt3d_backend_cpu = {"cpu",         CONVT3D_DEVICE_CPU, cpu_impl_count,
+                                             cpu_impl_name, cpu_impl_applies,   cpu_create,
+                                             cpu_execute,   cpu_destroy};

@@ -1,6 +1,9 @@
-/* Device parsing and selection, plan lifetime, and routing each call to one
- * backend.  Backends live in a table: adding one is one new file plus one
- * entry below. */
+/* The public API's entry: device parsing and selection, plan options, the
+ * list of every backend's implementations, plan lifetime, and routing each
+ * call to one backend.  Backends live in a table: adding one is one entry
+ * file plus one entry below; each backend walks its own registry of
+ * implementations (internal.h). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@ struct convt3d_plan {
     const convt3d_backend *backend;
     convt3d_backend_state *state;
     const char *kernel_name;
+    convt3d_math_mode math;
 };
 
 /* In order of preference for AUTO. */
@@ -120,8 +124,180 @@ static int pointer_home(const void *p)
     return CONVT3D_HAVE_CUDA ? convt3d_gpu_pointer_device(p) : -1;
 }
 
-convt3d_status convt3d_plan_create(convt3d_plan **plan, const convt3d_problem *problem,
-                                   convt3d_device device, const float *weight, const float *bias)
+/* ---- options ------------------------------------------------------------ */
+
+void convt3d_plan_options_init(convt3d_plan_options *options)
+{
+    if (!options)
+        return;
+    memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    options->math_mode = CONVT3D_MATH_F32;
+    options->implementation = NULL;
+}
+
+/* The caller's options over the defaults.  A program built against an
+ * older header passes a smaller struct_size: only its fields are read.  A
+ * newer one passes a larger size: accepted only where every byte past the
+ * fields this library knows is zero (each new field's default is zero), so
+ * that a request this library cannot honour is never silently dropped. */
+static convt3d_status read_options(const convt3d_plan_options *in, convt3d_plan_options *out)
+{
+    convt3d_plan_options_init(out);
+    if (!in)
+        return CONVT3D_SUCCESS;
+    const size_t known = sizeof *out, first = offsetof(convt3d_plan_options, math_mode);
+    if (in->struct_size <= first || in->struct_size > ((size_t)1 << 16))
+        return convt3d_fail(CONVT3D_ERR_BAD_OPTIONS,
+                            "options->struct_size=%zu: set the options up with "
+                            "convt3d_plan_options_init()",
+                            in->struct_size);
+    memcpy(out, in, in->struct_size < known ? in->struct_size : known);
+    for (size_t b = known; b < in->struct_size; b++)
+        if (((const unsigned char *)in)[b] != 0)
+            return convt3d_fail(CONVT3D_ERR_BAD_OPTIONS,
+                                "options->struct_size=%zu: byte %zu is set, but this convt3d "
+                                "%s knows options of %zu bytes only",
+                                in->struct_size, b, convt3d_version(), known);
+    out->struct_size = known;
+    if (out->math_mode != CONVT3D_MATH_F32) {
+        const int m = (int)out->math_mode;
+        return convt3d_fail(CONVT3D_ERR_UNSUPPORTED_MATH_MODE,
+                            "math_mode=%d (%s): this version of convt3d offers CONVT3D_MATH_F32 "
+                            "(0) only",
+                            m,
+                            m == CONVT3D_MATH_TF32    ? "CONVT3D_MATH_TF32"
+                            : m == CONVT3D_MATH_3XTF32 ? "CONVT3D_MATH_3XTF32"
+                                                       : "not a convt3d_math_mode");
+    }
+    return CONVT3D_SUCCESS;
+}
+
+/* ---- the implementations of every backend ------------------------------- */
+
+/* Global index i -> (backend, index within its registry); NULL when out of range. */
+static const convt3d_backend *impl_at(int i, int *local)
+{
+    if (i < 0)
+        return NULL;
+    for (size_t b = 0; b < sizeof backends / sizeof backends[0]; b++) {
+        const int n = backends[b]->impl_count();
+        if (i < n) {
+            *local = i;
+            return backends[b];
+        }
+        i -= n;
+    }
+    return NULL;
+}
+
+int convt3d_implementation_count(void)
+{
+    int n = 0;
+    for (size_t b = 0; b < sizeof backends / sizeof backends[0]; b++)
+        n += backends[b]->impl_count();
+    return n;
+}
+
+const char *convt3d_implementation_name(int index)
+{
+    int local;
+    const convt3d_backend *be = impl_at(index, &local);
+    return be ? be->impl_name(local) : NULL;
+}
+
+convt3d_device_kind convt3d_implementation_device(int index)
+{
+    int local;
+    const convt3d_backend *be = impl_at(index, &local);
+    return be ? be->kind : CONVT3D_DEVICE_AUTO;
+}
+
+/* The backend and local index of the implementation named exactly name. */
+static const convt3d_backend *impl_named(const char *name, int *local)
+{
+    for (int i = 0; name; i++) {
+        const convt3d_backend *be = impl_at(i, local);
+        if (!be)
+            break;
+        if (strcmp(be->impl_name(*local), name) == 0)
+            return be;
+    }
+    return NULL;
+}
+
+static convt3d_status unknown_impl(const char *name)
+{
+    return convt3d_fail(CONVT3D_ERR_UNKNOWN_IMPLEMENTATION,
+                        "no implementation is named \"%s\" in this build (convt3d-bench "
+                        "--kernels lists them)",
+                        name);
+}
+
+/* The implementation to force: options first, then CONVT3D_IMPLEMENTATION. */
+static const char *forced_name(const convt3d_plan_options *opt)
+{
+    if (opt->implementation && *opt->implementation)
+        return opt->implementation;
+    const char *env = getenv("CONVT3D_IMPLEMENTATION");
+    return env && *env ? env : NULL;
+}
+
+/* A forced implementation decides what AUTO means and must match a
+ * concrete device. */
+static convt3d_status device_for_impl(const convt3d_backend *owner, const char *name,
+                                      convt3d_device asked, convt3d_device *out)
+{
+    convt3d_device d = asked;
+    if (d.kind == CONVT3D_DEVICE_AUTO) {
+        convt3d_device env = {CONVT3D_DEVICE_AUTO, 0};
+        const char *text = getenv("CONVT3D_DEVICE");
+        if (text && *text && convt3d_device_parse(text, &env) == CONVT3D_SUCCESS &&
+            env.kind == owner->kind)
+            d = env;
+        else
+            d = (convt3d_device){owner->kind, 0};
+    }
+    if (d.kind != owner->kind && d.kind != CONVT3D_DEVICE_AUTO &&
+        (d.kind == CONVT3D_DEVICE_CPU || d.kind == CONVT3D_DEVICE_CUDA))
+        return convt3d_fail(CONVT3D_ERR_NOT_APPLICABLE,
+                            "implementation %s runs on %s, but the plan's device is %s", name,
+                            owner->name, d.kind == CONVT3D_DEVICE_CPU ? "cpu" : "cuda");
+    return resolve_device(d, out);
+}
+
+convt3d_status convt3d_implementation_applies(const char *name, const convt3d_problem *problem,
+                                              convt3d_device device,
+                                              const convt3d_plan_options *options)
+{
+    convt3d_clear_error();
+    if (!name)
+        return convt3d_fail(CONVT3D_ERR_NULL_POINTER, "name is NULL");
+    convt3d_shape shape;
+    convt3d_plan_options opt;
+    convt3d_status st = convt3d_shape_from_problem(problem, &shape);
+    if (st != CONVT3D_SUCCESS || (st = read_options(options, &opt)) != CONVT3D_SUCCESS)
+        return st;
+    int local;
+    const convt3d_backend *be = impl_named(name, &local);
+    if (!be)
+        return unknown_impl(name);
+    convt3d_device dev;
+    if ((st = device_for_impl(be, name, device, &dev)) != CONVT3D_SUCCESS)
+        return st;
+    const convt3d_request req = {opt.math_mode, NULL, 0};
+    char why[256] = "";
+    st = be->impl_applies(local, &shape, dev.ordinal, &req, why, sizeof why);
+    if (st == CONVT3D_ERR_NOT_APPLICABLE)
+        return convt3d_fail(st, "%s does not apply: %s", name, why);
+    return st;
+}
+
+/* ---- plans -------------------------------------------------------------- */
+
+convt3d_status convt3d_plan_create_ex(convt3d_plan **plan, const convt3d_problem *problem,
+                                      convt3d_device device, const void *weight,
+                                      const void *bias, const convt3d_plan_options *options)
 {
     convt3d_clear_error();
     if (!plan)
@@ -134,12 +310,25 @@ convt3d_status convt3d_plan_create(convt3d_plan **plan, const convt3d_problem *p
         return convt3d_fail(CONVT3D_ERR_NULL_POINTER, "weight is NULL");
     if (shape.has_bias && !bias)
         return convt3d_fail(CONVT3D_ERR_NULL_POINTER, "bias is NULL but has_bias is set");
-    convt3d_device dev;
-    if ((st = resolve_device(device, &dev)) != CONVT3D_SUCCESS)
+    convt3d_plan_options opt;
+    if ((st = read_options(options, &opt)) != CONVT3D_SUCCESS)
         return st;
-    const convt3d_backend *be = backend_for(dev.kind);
-    if (!be)
-        return convt3d_fail(CONVT3D_ERR_INTERNAL, "no backend for device kind %d", (int)dev.kind);
+    const char *force = forced_name(&opt);
+    convt3d_device dev;
+    const convt3d_backend *be;
+    if (force) {
+        int local;
+        if (!(be = impl_named(force, &local)))
+            return unknown_impl(force);
+        if ((st = device_for_impl(be, force, device, &dev)) != CONVT3D_SUCCESS)
+            return st;
+    } else {
+        if ((st = resolve_device(device, &dev)) != CONVT3D_SUCCESS)
+            return st;
+        if (!(be = backend_for(dev.kind)))
+            return convt3d_fail(CONVT3D_ERR_INTERNAL, "no backend for device kind %d",
+                                (int)dev.kind);
+    }
 
     const int w_home = pointer_home(weight);
     const int b_home = shape.has_bias ? pointer_home(bias) : w_home;
@@ -159,20 +348,28 @@ convt3d_status convt3d_plan_create(convt3d_plan **plan, const convt3d_problem *p
     p->shape = shape;
     p->device = dev;
     p->backend = be;
-    st = be->create(&shape, dev.ordinal, weight, shape.has_bias ? bias : NULL, w_home >= 0,
+    p->math = opt.math_mode;
+    const convt3d_request req = {opt.math_mode, force, verbose()};
+    st = be->create(&shape, dev.ordinal, &req, weight, shape.has_bias ? bias : NULL, w_home >= 0,
                     &p->state, &p->kernel_name);
     if (st != CONVT3D_SUCCESS) {
         free(p);
         return st;
     }
-    if (verbose())
-        fprintf(stderr, "convt3d: plan on %s:%d, kernel %s\n", be->name, dev.ordinal,
-                p->kernel_name);
+    if (req.verbose)
+        fprintf(stderr, "convt3d: plan on %s:%d, implementation %s%s\n", be->name, dev.ordinal,
+                p->kernel_name, force ? " (forced)" : "");
     *plan = p;
     return CONVT3D_SUCCESS;
 }
 
-convt3d_status convt3d_execute_on_stream(const convt3d_plan *plan, const float *x, float *y,
+convt3d_status convt3d_plan_create(convt3d_plan **plan, const convt3d_problem *problem,
+                                   convt3d_device device, const void *weight, const void *bias)
+{
+    return convt3d_plan_create_ex(plan, problem, device, weight, bias, NULL);
+}
+
+convt3d_status convt3d_execute_on_stream(const convt3d_plan *plan, const void *x, void *y,
                                          void *stream)
 {
     convt3d_clear_error();
@@ -204,7 +401,7 @@ convt3d_status convt3d_execute_on_stream(const convt3d_plan *plan, const float *
     return plan->backend->execute(plan->state, x, y, stream, on_device);
 }
 
-convt3d_status convt3d_execute(const convt3d_plan *plan, const float *x, float *y)
+convt3d_status convt3d_execute(const convt3d_plan *plan, const void *x, void *y)
 {
     return convt3d_execute_on_stream(plan, x, y, NULL);
 }
@@ -228,13 +425,18 @@ const char *convt3d_plan_kernel_name(const convt3d_plan *plan)
     return plan ? plan->kernel_name : "";
 }
 
+convt3d_math_mode convt3d_plan_math_mode(const convt3d_plan *plan)
+{
+    return plan ? plan->math : CONVT3D_MATH_F32;
+}
+
 const convt3d_problem *convt3d_plan_problem(const convt3d_plan *plan)
 {
     return plan ? &plan->problem : NULL;
 }
 
 convt3d_status convt3d_forward(const convt3d_problem *problem, convt3d_device device,
-                               const float *x, const float *weight, const float *bias, float *y)
+                               const void *x, const void *weight, const void *bias, void *y)
 {
     convt3d_plan *plan = NULL;
     convt3d_clear_error();

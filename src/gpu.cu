@@ -119,10 +119,14 @@ out:
     return st;
 }
 
-static convt3d_status gpu_create(const convt3d_shape *shape, int ordinal, const float *weight,
-                                 const float *bias, int weights_on_device,
+static convt3d_status gpu_create(const convt3d_shape *shape, int ordinal,
+                                 const convt3d_request *req, const void *weight_v,
+                                 const void *bias_v, int weights_on_device,
                                  convt3d_backend_state **state, const char **kernel_name)
 {
+    const float *weight = (const float *)weight_v;
+    const float *bias = (const float *)bias_v;
+    const char *force = req->force ? req->force : getenv("CONVT3D_CUDA_KERNEL");
     device_guard guard(ordinal);
     if (guard.err != cudaSuccess)
         return cuda_fail(guard.err, "cudaSetDevice");
@@ -136,9 +140,14 @@ static convt3d_status gpu_create(const convt3d_shape *shape, int ordinal, const 
     s->ordinal = ordinal;
     if ((st = device_limits_of(ordinal, &lim)) != CONVT3D_SUCCESS)
         goto out;
-    if ((st = ct3d::plan_kernel(shape, lim, getenv("CONVT3D_CUDA_KERNEL"),
-                                getenv("CONVT3D_CUDA_TILE"), &s->plan)) != CONVT3D_SUCCESS)
+    if ((st = ct3d::plan_kernel(shape, lim, force, getenv("CONVT3D_CUDA_TILE"), &s->plan)) !=
+        CONVT3D_SUCCESS)
         goto out;
+    if (req->force && strcmp(req->force, s->plan.name) != 0) {
+        st = convt3d_fail(CONVT3D_ERR_NOT_APPLICABLE, "%s does not apply: %s", req->force,
+                          s->plan.why[0] ? s->plan.why : "the CUDA planner chose another kernel");
+        goto out;
+    }
     if ((st = pack_weights(s, weight, weights_on_device)) != CONVT3D_SUCCESS)
         goto out;
     if (shape->has_bias) {
@@ -227,9 +236,11 @@ static convt3d_status launch(const convt3d_backend_state *s, const float *x, flo
     return CONVT3D_SUCCESS;
 }
 
-static convt3d_status gpu_execute(const convt3d_backend_state *s, const float *x, float *y,
+static convt3d_status gpu_execute(const convt3d_backend_state *s, const void *x_v, void *y_v,
                                   void *stream_ptr, int on_device)
 {
+    const float *x = (const float *)x_v;
+    float *y = (float *)y_v;
     device_guard guard(s->ordinal);
     if (guard.err != cudaSuccess)
         return cuda_fail(guard.err, "cudaSetDevice");
@@ -276,5 +287,36 @@ static void gpu_destroy(convt3d_backend_state *s)
     delete s;
 }
 
-extern "C" const convt3d_backend convt3d_backend_cuda = {"cuda", CONVT3D_DEVICE_CUDA, gpu_create,
-                                                         gpu_execute, gpu_destroy};
+/* ---- registry (transitional) ------------------------------------------- */
+
+static const char *const impl_names[] = {
+    "cuda/f32_dwtile_run8",         "cuda/f32_dwtile_run8_slotwise", "cuda/f32_igemm_8x8",
+    "cuda/f32_phase_grouped_2x4x8", "cuda/f32_phase_grouped_2x4x4",  "cuda/f32_phase_grouped_1x8x8",
+    "cuda/f32_phase_grouped_1x8x4", "cuda/f32_phase_tiled_2x4x8",    "cuda/f32_phase_tiled_2x4x4",
+    "cuda/f32_phase_tiled_1x8x8",   "cuda/f32_phase_tiled_1x8x4",    "cuda/f32_depthwise_phase_4",
+    "cuda/f32_direct_generic",
+};
+static const int n_impls = (int)(sizeof impl_names / sizeof impl_names[0]);
+
+static int gpu_impl_count(void) { return n_impls; }
+
+static const char *gpu_impl_name(int index)
+{
+    return index >= 0 && index < n_impls ? impl_names[index] : NULL;
+}
+
+static convt3d_status gpu_impl_applies(int index, const convt3d_shape *shape, int ordinal,
+                                       const convt3d_request *req, char *why, size_t why_size)
+{
+    (void)index;
+    (void)shape;
+    (void)ordinal;
+    (void)req;
+    (void)why;
+    (void)why_size;
+    return CONVT3D_SUCCESS;
+}
+
+extern "C" const convt3d_backend convt3d_backend_cuda = {
+    "cuda",     CONVT3D_DEVICE_CUDA, gpu_impl_count, gpu_impl_name, gpu_impl_applies,
+    gpu_create, gpu_execute,         gpu_destroy};

@@ -75,6 +75,30 @@ static convt3d_status check_dim(const convt3d_problem *p, int d)
     return CONVT3D_SUCCESS;
 }
 
+static const char *dtype_name(convt3d_dtype t)
+{
+    switch (t) {
+    case CONVT3D_F32: return "f32";
+    case CONVT3D_F16: return "f16";
+    case CONVT3D_BF16: return "bf16";
+    }
+    return "not a convt3d_dtype";
+}
+
+/* f32 only in this version: any other value, known or not, is refused with
+ * its own status so that callers can tell it from a malformed problem. */
+static convt3d_status check_dtypes(const convt3d_problem *p)
+{
+    const convt3d_dtype t[4] = {p->x_type, p->w_type, p->bias_type, p->y_type};
+    static const char *const what[4] = {"x_type", "w_type", "bias_type", "y_type"};
+    for (int i = 0; i < 4; i++)
+        if (t[i] != CONVT3D_F32)
+            return convt3d_fail(CONVT3D_ERR_UNSUPPORTED_DATA_TYPE,
+                                "%s=%d (%s): this version of convt3d computes f32 (0) only",
+                                what[i], (int)t[i], dtype_name(t[i]));
+    return CONVT3D_SUCCESS;
+}
+
 /* out = (in - 1)*s - 2p + l*(k - 1) + op + 1, every step checked. */
 static convt3d_status output_extent(const convt3d_problem *p, int d, int64_t *out)
 {
@@ -144,6 +168,8 @@ convt3d_status convt3d_shape_from_problem(const convt3d_problem *p, convt3d_shap
     if (p->layout != CONVT3D_LAYOUT_NCDHW && p->layout != CONVT3D_LAYOUT_NDHWC)
         return convt3d_fail(CONVT3D_ERR_BAD_LAYOUT, "layout=%d is neither NCDHW (0) nor NDHWC (1)",
                             (int)p->layout);
+    if ((st = check_dtypes(p)) != CONVT3D_SUCCESS)
+        return st;
 
     convt3d_shape s;
     memset(&s, 0, sizeof s);
@@ -177,6 +203,10 @@ convt3d_status convt3d_shape_from_problem(const convt3d_problem *p, convt3d_shap
     }
     s.layout = p->layout;
     s.has_bias = p->has_bias != 0;
+    s.x_type = p->x_type;
+    s.w_type = p->w_type;
+    s.bias_type = p->bias_type;
+    s.y_type = p->y_type;
     convt3d_tensor_strides(s.layout, s.cin, s.in, s.x_stride);
     convt3d_tensor_strides(s.layout, s.cout, s.out, s.y_stride);
     s.in_spatial = s.in[0] * s.in[1] * s.in[2];
@@ -223,25 +253,78 @@ convt3d_status convt3d_tensor_elems(const convt3d_problem *problem, int64_t *x_e
     return CONVT3D_SUCCESS;
 }
 
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        const int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* floor(a / b) for b > 0 */
+static int64_t floor_div64(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
 convt3d_phase convt3d_phase_of(const convt3d_shape *shape, int dim, int64_t r)
 {
     /* k reaches phase r when k*l == r (mod s).  The reaching taps repeat every
      * s / gcd(s, l) taps, so scan one period for the first. */
-    const int64_t s = shape->s[dim], l = shape->l[dim], k = shape->k[dim];
-    int64_t a = s, b = l % s;
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    convt3d_phase ph = {-1, s / a, 0};
+    const int64_t s = shape->s[dim], l = shape->l[dim], k = shape->k[dim], p = shape->p[dim];
+    const int64_t g = gcd64(s, l % s ? l % s : s);
+    convt3d_phase ph = {-1, s / g, 0, 0, l / g, 0, 0};
     for (int64_t t = 0; t < k && t < ph.tap_step; t++)
         if ((t * l) % s == r % s) {
             ph.first_tap = t;
             ph.taps = (k - 1 - t) / ph.tap_step + 1;
+            ph.m0 = (t * l - r) / s; /* exact: t*l = r (mod s), and t*l >= r */
             break;
         }
+    /* q with 0 <= q*s + r - p <= out - 1 */
+    ph.qlo = p >= r ? (p - r + s - 1) / s : 0;
+    const int64_t qhi = floor_div64(shape->out[dim] - 1 + p - r, s);
+    ph.qcount = qhi >= ph.qlo ? qhi - ph.qlo + 1 : 0;
     return ph;
+}
+
+int64_t convt3d_phase_delta(const convt3d_shape *shape, int dim, int64_t c,
+                            const convt3d_phase *phase, int64_t t)
+{
+    return (c + shape->p[dim]) / shape->s[dim] - phase->m0 - t * phase->dm;
+}
+
+convt3d_status convt3d_set_output_size(convt3d_problem *problem, const int64_t out_size[3])
+{
+    convt3d_clear_error();
+    if (!problem || !out_size)
+        return convt3d_fail(CONVT3D_ERR_NULL_POINTER, "%s is NULL",
+                            !problem ? "problem" : "out_size");
+    convt3d_problem q = *problem;
+    for (int d = 0; d < 3; d++)
+        q.output_padding[d] = 0;
+    convt3d_shape s;
+    convt3d_status st = convt3d_shape_from_problem(&q, &s);
+    if (st != CONVT3D_SUCCESS)
+        return st;
+    /* PyTorch's _output_padding: each size in [min, min + stride - 1]. */
+    for (int d = 0; d < 3; d++) {
+        const int64_t lo = s.out[d];
+        int64_t hi;
+        if (!add_ok(lo, q.stride[d] - 1, &hi))
+            hi = INT64_MAX;
+        if (out_size[d] < lo || out_size[d] > hi)
+            return convt3d_fail(CONVT3D_ERR_BAD_OUTPUT_SIZE,
+                                "out_size[%d] (%c)=%lld is outside [%lld, %lld], the sizes "
+                                "stride[%d]=%lld and output_padding 0..%lld give",
+                                d, dim_name[d], (long long)out_size[d], (long long)lo,
+                                (long long)hi, d, (long long)q.stride[d],
+                                (long long)(q.stride[d] - 1));
+        q.output_padding[d] = out_size[d] - lo;
+    }
+    if ((st = convt3d_shape_from_problem(&q, &s)) != CONVT3D_SUCCESS)
+        return st;
+    *problem = q;
+    return CONVT3D_SUCCESS;
 }
 
 void convt3d_pack_weights_cio_to_gkio(const convt3d_shape *shape, const float *src,

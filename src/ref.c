@@ -83,8 +83,29 @@ static double ref_one_output(const convt3d_shape *s, const tap_list t[3], const 
     return acc;
 }
 
-convt3d_status convt3d_reference(const convt3d_problem *problem, const float *x,
-                                 const float *weight, const float *bias, float *y)
+/* f32 tensors: convt3d_shape_from_problem() refuses every other type. */
+static void ref_f32(const convt3d_shape *sp, const tap_list t[3], const float *x,
+                    const float *weight, const float *bias, float *y)
+{
+    const convt3d_shape s = *sp;
+    for (int64_t n = 0; n < s.n; n++)
+        for (int64_t g = 0; g < s.groups; g++)
+            for (int64_t oc = 0; oc < s.cog; oc++) {
+                const int64_t co = g * s.cog + oc;
+                const double b = s.has_bias ? (double)bias[co] : 0.0;
+                int64_t o[3];
+                for (o[0] = 0; o[0] < s.out[0]; o[0]++)
+                    for (o[1] = 0; o[1] < s.out[1]; o[1]++)
+                        for (o[2] = 0; o[2] < s.out[2]; o[2]++) {
+                            const double v = ref_one_output(&s, t, x, weight, n, g, oc, o);
+                            y[n * s.y_stride[0] + co * s.y_stride[1] + o[0] * s.y_stride[2] +
+                              o[1] * s.y_stride[3] + o[2] * s.y_stride[4]] = (float)(b + v);
+                        }
+            }
+}
+
+convt3d_status convt3d_reference(const convt3d_problem *problem, const void *x,
+                                 const void *weight, const void *bias, void *y)
 {
     convt3d_shape s;
     convt3d_clear_error();
@@ -106,20 +127,7 @@ convt3d_status convt3d_reference(const convt3d_problem *problem, const float *x,
             tap_list_free(&t[d]);
         return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "reference: tap tables");
     }
-    for (int64_t n = 0; n < s.n; n++)
-        for (int64_t g = 0; g < s.groups; g++)
-            for (int64_t oc = 0; oc < s.cog; oc++) {
-                const int64_t co = g * s.cog + oc;
-                const double b = s.has_bias ? (double)bias[co] : 0.0;
-                int64_t o[3];
-                for (o[0] = 0; o[0] < s.out[0]; o[0]++)
-                    for (o[1] = 0; o[1] < s.out[1]; o[1]++)
-                        for (o[2] = 0; o[2] < s.out[2]; o[2]++) {
-                            const double v = ref_one_output(&s, t, x, weight, n, g, oc, o);
-                            y[n * s.y_stride[0] + co * s.y_stride[1] + o[0] * s.y_stride[2] +
-                              o[1] * s.y_stride[3] + o[2] * s.y_stride[4]] = (float)(b + v);
-                        }
-            }
+    ref_f32(&s, t, x, weight, bias, y);
     for (int d = 0; d < 3; d++)
         tap_list_free(&t[d]);
     return CONVT3D_SUCCESS;
