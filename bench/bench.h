@@ -26,6 +26,7 @@ typedef struct bench_settings {
     double tol;      /* verification tolerance, relative L2 */
     int verbose;
     int staged;      /* also time CUDA with host pointers */
+    const char *impl; /* the implementation forced on convt3d, or NULL */
 } bench_settings;
 
 typedef enum impl_state {
@@ -55,6 +56,16 @@ void impl_set(impl_result *r, impl_state state, const char *fmt, ...)
 /* Compares bp->y (or another host output) with the reference into r->verify. */
 void impl_verify(impl_result *r, const bench_problem *bp, const float *y, const float *add_bias,
                  const bench_settings *s);
+
+/* convt3d_plan_create_ex() with s->impl forced (when set). */
+convt3d_status bench_plan_create(convt3d_plan **plan, const bench_problem *bp,
+                                 convt3d_device device, const bench_settings *s);
+
+/* --kernels: for each problem and device, every implementation with
+ * "applies" (and the automatic choice) or the reason it does not. */
+struct case_list;
+struct device_run;
+void list_implementations(const struct case_list *cl, const struct device_run *devs, int n_dev);
 
 /* The implementations (one file each). */
 void run_convt3d_cpu(const bench_problem *bp, const bench_settings *s, impl_result *r);

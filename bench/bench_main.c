@@ -118,6 +118,24 @@ static int resolve_devices(const bench_options *o, int threads, device_run *devs
     return 0;
 }
 
+/* --kernel=NAME: a name of this build's registry, and (without --device) the
+ * devices of its kind only.  0, or -1 with the message printed. */
+static int check_impl(bench_options *o)
+{
+    for (int i = 0; i < convt3d_implementation_count(); i++)
+        if (strcmp(convt3d_implementation_name(i), o->impl) == 0) {
+            if (!o->device)
+                o->device = convt3d_implementation_device(i) == CONVT3D_DEVICE_CPU ? "cpu"
+                                                                                  : "cuda";
+            return 0;
+        }
+    fprintf(stderr, "convt3d-bench: --kernel=%s: no implementation of that name in this build; "
+                    "they are:\n", o->impl);
+    for (int i = 0; i < convt3d_implementation_count(); i++)
+        fprintf(stderr, "  %s\n", convt3d_implementation_name(i));
+    return -1;
+}
+
 static void calibrate_devices(const bench_options *o, device_run *devs, int n_dev)
 {
     const calib_mode mode = o->calibrate      ? CALIB_FORCE
@@ -311,8 +329,15 @@ int main(int argc, char **argv)
     }
     device_run devs[MAX_DEVICES];
     int n_dev = 0;
-    if (resolve_devices(&o, threads, devs, &n_dev))
+    if ((o.impl && check_impl(&o)) || resolve_devices(&o, threads, devs, &n_dev)) {
+        cases_free(&cl);
         return 2;
+    }
+    if (o.list_kernels) {
+        list_implementations(&cl, devs, n_dev);
+        cases_free(&cl);
+        return 0;
+    }
     calibrate_devices(&o, devs, n_dev);
     char extra[256];
     snprintf(extra, sizeof extra, "baselines: %s", o.baselines ? onednn_version() : "off");
@@ -333,6 +358,7 @@ int main(int argc, char **argv)
     s.tol = o.tol;
     s.verbose = o.verbose;
     s.staged = o.staged || o.verbose;
+    s.impl = o.impl;
 
     case_result *res = calloc(cl.n ? cl.n : 1, sizeof *res);
     if (!res) {

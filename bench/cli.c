@@ -12,7 +12,7 @@ enum {
     OPT_GROUPS, OPT_DILATION, OPT_BIAS, OPT_NO_BIAS, OPT_LAYOUT, OPT_SUITE, OPT_BATCH, OPT_DEVICE,
     OPT_THREADS, OPT_VERIFY, OPT_NO_VERIFY, OPT_VERIFY_GMAC, OPT_TOL, OPT_SEED, OPT_BUDGET,
     OPT_REPS, OPT_WARMUP, OPT_MAX_GFLOP, OPT_NO_BASELINES, OPT_CALIBRATE, OPT_NO_CALIBRATE,
-    OPT_JSON, OPT_STAGED, OPT_LIST, OPT_VERSION
+    OPT_JSON, OPT_STAGED, OPT_LIST, OPT_VERSION, OPT_IMPL, OPT_KERNELS
 };
 
 static const struct option long_opts[] = {
@@ -49,6 +49,8 @@ static const struct option long_opts[] = {
     {"verbose", no_argument, 0, 'v'},
     {"staged", no_argument, 0, OPT_STAGED},
     {"list", no_argument, 0, OPT_LIST},
+    {"impl", required_argument, 0, OPT_IMPL},
+    {"kernels", no_argument, 0, OPT_KERNELS},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0}};
@@ -105,6 +107,14 @@ void cli_usage(FILE *f)
         "                        descriptors, and the staged (host-pointer) GPU time\n"
         "  --staged              measure the staged GPU time without --verbose\n"
         "  --list                print the problems (canonical descriptors) and exit\n"
+        "\n"
+        "Implementations (the library's registry; names as convt3d_plan_kernel_name()):\n"
+        "  --kernels             for each problem and device, every implementation: applies\n"
+        "                        (and which one the library picks), or why it does not\n"
+        "  --kernel=NAME, --impl=NAME   time that implementation alone in convt3d's row\n"
+        "                        (forced, on its own device; baselines as usual); a problem it\n"
+        "                        does not apply to is reported with the reason, exit status 2\n"
+        "                        (--kernel=K with a number is the kernel size, as above)\n"
         "  -h, --help   --version\n"
         "\n"
         "Exit status: 0 all well (not-expressible descriptors included), 1 a verification\n"
@@ -204,6 +214,10 @@ static int apply(bench_options *o, int c, const char *name, const char *arg)
         o->shape_given |= 4;
         return parse_triple(name, arg, 1, s->in_size);
     case OPT_KERNEL:
+        /* implementation names always hold a '/': --kernel=cpu/... forces one,
+         * --kernel=3 or 3,5,7 stays the kernel size of the shape flags */
+        if (strchr(arg, '/'))
+            return apply(o, OPT_IMPL, "impl", arg);
         o->have_shape = 1;
         o->shape_given |= 8;
         return parse_triple(name, arg, 1, s->kernel);
@@ -266,6 +280,8 @@ static int apply(bench_options *o, int c, const char *name, const char *arg)
     case 'v': o->verbose = 1; return 0;
     case OPT_STAGED: o->staged = 1; return 0;
     case OPT_LIST: o->list = 1; return 0;
+    case OPT_IMPL: o->impl = arg; return 0;
+    case OPT_KERNELS: o->list_kernels = 1; return 0;
     case 'h': cli_usage(stdout); return 1;
     case OPT_VERSION: printf("convt3d-bench %s\n", convt3d_version()); return 1;
     default: cli_usage(stderr); return -1;

@@ -37,6 +37,8 @@ typedef struct bench_options {
     int no_calibrate;
     const char *json;
     int verbose, staged, list;
+    const char *impl;        /* --kernel=NAME / --impl=NAME: the forced implementation */
+    int list_kernels;        /* --kernels */
 } bench_options;
 
 /* 0: run; 1: done (help or version printed); -1: error (message printed). */

@@ -21,7 +21,7 @@ void run_convt3d_cpu(const bench_problem *bp, const bench_settings *s, impl_resu
     impl_init(r, "convt3d", 0);
     convt3d_plan *plan = NULL;
     const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
-    convt3d_status st = convt3d_plan_create(&plan, &bp->p, cpu, bp->w, bp->b);
+    convt3d_status st = bench_plan_create(&plan, bp, cpu, s);
     if (st != CONVT3D_SUCCESS) {
         impl_set(r, IMPL_FAILED, "convt3d_plan_create: %s: %s", convt3d_status_string(st),
                  convt3d_last_error());

@@ -40,7 +40,7 @@ void run_convt3d_cuda(const bench_problem *bp, gpu_bufs *g, const bench_settings
     impl_init(r, "convt3d", 0);
     convt3d_plan *plan = NULL;
     const convt3d_device dev = {CONVT3D_DEVICE_CUDA, g->ordinal};
-    convt3d_status st = convt3d_plan_create(&plan, &bp->p, dev, bp->w, bp->b);
+    convt3d_status st = bench_plan_create(&plan, bp, dev, s);
     if (st != CONVT3D_SUCCESS) {
         impl_set(r, IMPL_FAILED, "convt3d_plan_create(cuda:%d): %s: %s", g->ordinal,
                  convt3d_status_string(st), convt3d_last_error());

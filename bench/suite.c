@@ -13,7 +13,10 @@
 /* Sizes, then the spatial triples (d, h, w). */
 #define T(a, b, c) {a, b, c}
 #define SHAPE(nm, n, cin, cout, g, in, k, s, p, op, bias)                                      \
-    {nm, {n, cin, cout, g, in, k, s, p, op, T(1, 1, 1), CONVT3D_LAYOUT_NCDHW, bias}}
+    {nm,                                                                                       \
+     {.batch = n, .in_channels = cin, .out_channels = cout, .groups = g, .in_size = in,        \
+      .kernel = k, .stride = s, .padding = p, .output_padding = op, .dilation = T(1, 1, 1),    \
+      .layout = CONVT3D_LAYOUT_NCDHW, .has_bias = bias}}
 
 static const suite_shape shapes[] = {
     SHAPE("kernelbench", 8, 32, 32, 4, T(12, 24, 48), T(3, 5, 7), T(2, 2, 2), T(1, 2, 3),
