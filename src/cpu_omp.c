@@ -8,7 +8,7 @@
  * Execution splits the output into rows (n, g, od, oh), blocks of rows along
  * oh and, when there are few rows, segments along W.  Each row's (kd, kh)
  * pairs are listed once, skipping input rows outside x (the D and H borders),
- * then one row kernel (cpu_phase_*.c) writes every element of the row once.
+ * then one row kernel (cpu/phase_*.c) writes every element of the row once.
  * No atomics; each element's sum has a fixed order, and the W segments fall on
  * the kernel's fixed chunk grid, so the output is bitwise the same for any
  * thread count.  Extra memory: the packed weights, the phase tables and a
@@ -20,7 +20,7 @@
 #include <omp.h>
 #endif
 
-#include "cpu_kernels.h"
+#include "cpu/kernels.h"
 
 struct convt3d_backend_state {
     cpu_plan plan;

@@ -3,10 +3,10 @@
  * has OpenMP).  Used where no AVX2/AVX-512 variant is built or supported, and
  * as an independent second implementation for the tests.
  *
- * Same phase decomposition as cpu_phase_tile.h, but accumulating into a
+ * Same phase decomposition as cpu/phase_tile.h, but accumulating into a
  * per-thread buffer of one chunk instead of registers: for each tap the range
  * of j whose input lies inside the row is clamped once, outside the loops. */
-#include "cpu_kernels.h"
+#include "kernels.h"
 
 #define GEN_CHUNK 64 /* NCDHW: j positions per chunk */
 #define GEN_OCB 8    /* NCDHW: output channels per block */

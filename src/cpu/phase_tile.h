@@ -1,6 +1,6 @@
 /* The register-tiled stride-phase kernels, written once over a small vector
- * vocabulary and included by each instruction-set file (cpu_phase_avx512.c,
- * cpu_phase_avx2.c), which first defines:
+ * vocabulary and included by each instruction-set file (cpu/phase_avx512.c,
+ * cpu/phase_avx2.c), which first defines:
  *
  *   VL, vf, vmask                    lanes, vector and lane-mask types
  *   v_zero, v_set1, v_loadu, v_loadu_mask (masked lanes read as 0 and are
@@ -33,7 +33,7 @@
 
 #include <string.h>
 
-#include "cpu_kernels.h"
+#include "kernels.h"
 
 #define CPU_UNROLL _Pragma("GCC unroll 32")
 #define CPU_INLINE static inline __attribute__((always_inline))

@@ -1,7 +1,7 @@
 /* The CPU backend's inner contract: what the driver (cpu_omp.c: plan, stride
  * phases of D and H, OpenMP decomposition) hands to the row kernels, one file
- * per instruction set (cpu_phase_avx512.c, cpu_phase_avx2.c,
- * cpu_phase_generic.c).  Not installed.
+ * per instruction set (cpu/phase_avx512.c, cpu/phase_avx2.c,
+ * cpu/phase_generic.c).  Not installed.
  *
  * The stride-phase view used throughout: in each dim, output o = j*s + c with
  * c = o mod s.  Output o is reached by exactly the taps k with
@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "internal.h"
+#include "../internal.h"
 
 /* One tap of one dim inside a phase: kernel index and input offset. */
 typedef struct cpu_tap {
@@ -71,7 +71,7 @@ typedef struct cpu_isa {
     cpu_row_fn row_ncdhw, row_ndhwc;
     const char *kernel_ncdhw, *kernel_ndhwc; /* static names for the plan */
     /* NCDHW, dilation 1 along W (W stride 1 or 2): the tile with the output
-     * channels in the lanes (cpu_phase_tile.h), or NULL where there is none. */
+     * channels in the lanes (cpu/phase_tile.h), or NULL where there is none. */
     cpu_row_fn row_ncdhw_oc;
     const char *kernel_ncdhw_oc;
     void (*finish)(void);      /* run by each thread after its last row, or NULL */
