@@ -98,8 +98,8 @@ static int lanes_force(void)
     return -1;
 }
 
-/* Phase tables of dim d: for c < min(s, out), the taps k with
- * (c + p - k*l) divisible by s and their input offsets (c + p - k*l) / s. */
+/* Phase tables of dim d for c < min(s, out), from the library's one phase
+ * table (convt3d_phase_of). */
 static int build_phases(const convt3d_shape *s, int d, cpu_dim_phases *ph)
 {
     const int64_t n = cpu_min64(s->s[d], s->out[d]);
@@ -113,9 +113,8 @@ static int build_phases(const convt3d_shape *s, int d, cpu_dim_phases *ph)
         const convt3d_phase phase = convt3d_phase_of(s, d, (c + s->p[d]) % s->s[d]);
         ph->start[c] = used;
         for (int64_t t = 0; t < phase.taps; t++) {
-            const int64_t k = phase.first_tap + t * phase.tap_step;
-            ph->taps[used].k = k;
-            ph->taps[used].delta = (c + s->p[d] - k * s->l[d]) / s->s[d]; /* exact */
+            ph->taps[used].k = phase.first_tap + t * phase.tap_step;
+            ph->taps[used].delta = convt3d_phase_delta(s, d, c, &phase, t);
             used++;
         }
     }
