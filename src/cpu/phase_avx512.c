@@ -78,7 +78,7 @@ static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[16])
 #define NCDHW_TILES(X) UPTO16(X, 1) UPTO12(X, 2) UPTO8(X, 3) UPTO6(X, 4)
 #define NCDHW_SPLIT_FULL 1
 /* Output-channel tiles: one vector x 16 positions, or (short rows, see
- * plan_tiles) 2 vectors x 11 positions = 22 accumulators, 2 weight vectors
+ * cpu_tiling_ncdhw_oc) 2 vectors x 11 positions = 22 accumulators, 2 weight vectors
  * for each of at most 4 taps and a broadcast. */
 #define OCL_MAXV 2
 #define OCL_MAXP 16
