@@ -153,26 +153,28 @@ const cpu_kernel *cpu_impl_kernel(const cpu_impl *im)
 
 void cpu_impl_describe(const cpu_plan *pl, char *out, size_t size)
 {
+    const int simd = pl->isa->vector_lanes > 1;
     int n;
     switch (pl->impl->kind) {
     case CPU_IMPL_NCDHW_OC:
-        n = snprintf(out, size, "tiles of %d outputs x %d channel vectors", pl->tile_a,
-                     pl->tile_b);
+        n = snprintf(out, size, "tiles of %d outputs x %d channel vector%s", pl->tile_a,
+                     pl->tile_b, pl->tile_b == 1 ? "" : "s");
         break;
     case CPU_IMPL_NCDHW:
         n = snprintf(out, size, "tiles of %d channels x %d %s along W", pl->tile_b, pl->tile_a,
-                     pl->isa->vector_lanes > 1 ? "vectors" : "positions");
+                     simd ? "vectors" : "positions");
         break;
     default:
         n = snprintf(out, size, "tiles of %d positions x %d %s", pl->tile_a, pl->tile_b,
-                     pl->isa->vector_lanes > 1 ? "channel vectors" : "channels");
+                     simd ? "channel vectors" : "channels");
         break;
     }
     if (n < 0 || (size_t)n >= size)
         return;
     snprintf(out + n, size - (size_t)n,
-             ", W split every %lld positions, weights %s%lld, %d packed-row slots%s",
-             (long long)pl->chunk, pl->w_block ? "in blocks of " : "padded to ",
+             ", W split every %lld positions, weight %s of %lld channels, %d packed-row "
+             "slots%s",
+             (long long)pl->chunk, pl->w_block ? "blocks" : "rows",
              (long long)(pl->w_block ? pl->w_block : pl->cogp), pl->pack_slots,
              pl->stream ? ", streaming stores" : "");
 }
