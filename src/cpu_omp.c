@@ -1,14 +1,15 @@
 /* CPU backend: output-stationary stride-phase gather, parallel with OpenMP.
  *
- * Plan creation picks the instruction set once (CPU features, or the
- * CONVT3D_CPU_ISA override), builds each dim's phase tables (which taps reach
- * outputs o = j*s + c, and the input offset of each), and repacks the weights
- * once so a group's output channels are contiguous per (tap, input channel).
+ * Plan creation walks the registry (cpu/registry.c) for the implementation
+ * (or takes the forced one), builds each dim's phase tables (which taps
+ * reach outputs o = j*s + c, and the input offset of each), lets the
+ * implementation's kernel choose its tiling, and packs the weights once,
+ * straight into the kernel's blocks.
  *
  * Execution splits the output into rows (n, g, od, oh), blocks of rows along
  * oh and, when there are few rows, segments along W.  Each row's (kd, kh)
  * pairs are listed once, skipping input rows outside x (the D and H borders),
- * then one row kernel (cpu_phase_*.c) writes every element of the row once.
+ * then one row kernel (cpu/phase_*.c) writes every element of the row once.
  * No atomics; each element's sum has a fixed order, and the W segments fall on
  * the kernel's fixed chunk grid, so the output is bitwise the same for any
  * thread count.  Extra memory: the packed weights, the phase tables and a
@@ -20,7 +21,9 @@
 #include <omp.h>
 #endif
 
-#include "cpu_kernels.h"
+#include "cpu/registry.h"
+#include "cpu/rowpack.h"
+#include "cpu/weights.h"
 
 struct convt3d_backend_state {
     cpu_plan plan;
@@ -35,44 +38,6 @@ static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
 static void *alloc64(size_t bytes) { return aligned_alloc(64, round64(bytes ? bytes : 1)); }
 
-/* ---- instruction set ---------------------------------------------------- */
-
-static const cpu_isa *best_isa(void)
-{
-    const cpu_isa *best = &convt3d_cpu_isa_generic;
-#if CONVT3D_HAVE_CPU_AVX2 || CONVT3D_HAVE_CPU_AVX512
-    __builtin_cpu_init();
-#endif
-#if CONVT3D_HAVE_CPU_AVX2
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        best = &convt3d_cpu_isa_avx2;
-#endif
-#if CONVT3D_HAVE_CPU_AVX512
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
-        best = &convt3d_cpu_isa_avx512;
-#endif
-    return best;
-}
-
-/* The best supported variant, or with CONVT3D_CPU_ISA=generic|avx2|avx512 the
- * best one not above that (unknown names are ignored).  For benchmarking and
- * for the tests, which run every variant the machine supports. */
-static const cpu_isa *pick_isa(void)
-{
-    const cpu_isa *best = best_isa();
-    const char *want = getenv("CONVT3D_CPU_ISA");
-    if (!want || !*want)
-        return best;
-    if (strcmp(want, "generic") == 0)
-        return &convt3d_cpu_isa_generic;
-#if CONVT3D_HAVE_CPU_AVX2
-    if (strcmp(want, "avx2") == 0 && best != &convt3d_cpu_isa_generic)
-        return &convt3d_cpu_isa_avx2;
-#endif
-    return best;
-}
-
 /* ---- plan --------------------------------------------------------------- */
 
 /* Large outputs stream; CONVT3D_CPU_STREAM=0|1 forces it off or on (tests use
@@ -85,21 +50,8 @@ static int want_streaming(const convt3d_shape *s)
     return s->y_elems >= CPU_STREAM_MIN_BYTES / (int64_t)sizeof(float);
 }
 
-/* CONVT3D_CPU_LANES=w|oc: the NCDHW tile with its vectors along W, or
- * along the output channels where that tile applies (dilation 1 along W,
- * W stride 1 or 2); otherwise the plan chooses (cpu_plan.lanes_force). */
-static int lanes_force(void)
-{
-    const char *force = getenv("CONVT3D_CPU_LANES");
-    if (force && strcmp(force, "w") == 0)
-        return 0;
-    if (force && strcmp(force, "oc") == 0)
-        return 1;
-    return -1;
-}
-
-/* Phase tables of dim d: for c < min(s, out), the taps k with
- * (c + p - k*l) divisible by s and their input offsets (c + p - k*l) / s. */
+/* Phase tables of dim d for c < min(s, out), from the library's one phase
+ * table (convt3d_phase_of). */
 static int build_phases(const convt3d_shape *s, int d, cpu_dim_phases *ph)
 {
     const int64_t n = cpu_min64(s->s[d], s->out[d]);
@@ -113,9 +65,8 @@ static int build_phases(const convt3d_shape *s, int d, cpu_dim_phases *ph)
         const convt3d_phase phase = convt3d_phase_of(s, d, (c + s->p[d]) % s->s[d]);
         ph->start[c] = used;
         for (int64_t t = 0; t < phase.taps; t++) {
-            const int64_t k = phase.first_tap + t * phase.tap_step;
-            ph->taps[used].k = k;
-            ph->taps[used].delta = (c + s->p[d] - k * s->l[d]) / s->s[d]; /* exact */
+            ph->taps[used].k = phase.first_tap + t * phase.tap_step;
+            ph->taps[used].delta = convt3d_phase_delta(s, d, c, &phase, t);
             used++;
         }
     }
@@ -134,116 +85,101 @@ static void free_plan(cpu_plan *pl)
     }
 }
 
-/* Above this much per thread, packing is off and tiles read x in place. */
-#define CPU_PACK_MAX_BYTES ((int64_t)1 << 20)
-
-static void tap_delta_range(const cpu_dim_phases *ph, int64_t *lo, int64_t *hi)
+static void say_not_taken(const convt3d_request *req, const cpu_impl *im, const char *verdict,
+                          const char *why)
 {
-    *lo = 0;
-    *hi = 0;
-    for (int64_t t = 0; t < ph->start[ph->nphase]; t++) {
-        *lo = t == 0 || ph->taps[t].delta < *lo ? ph->taps[t].delta : *lo;
-        *hi = t == 0 || ph->taps[t].delta > *hi ? ph->taps[t].delta : *hi;
+    if (req->verbose)
+        fprintf(stderr, "convt3d: cpu: %s %s: %s\n", im->name, verdict, why);
+}
+
+/* The forced entry if it applies, else the first in order that applies and
+ * is not passed over; the generic NCDHW and NDHWC entries always apply, so
+ * the walk always ends on one. */
+static convt3d_status choose_impl(const convt3d_shape *s, const convt3d_request *req,
+                                  const cpu_impl **chosen)
+{
+    char why[256];
+    if (req->force) {
+        const cpu_impl *im = cpu_impl_named(req->force);
+        if (!im)
+            return convt3d_fail(CONVT3D_ERR_UNKNOWN_IMPLEMENTATION,
+                                "no CPU implementation is named \"%s\"", req->force);
+        if (!cpu_impl_applicable(im, s, why, sizeof why))
+            return convt3d_fail(CONVT3D_ERR_NOT_APPLICABLE, "%s does not apply: %s", im->name,
+                                why);
+        *chosen = im;
+        return CONVT3D_SUCCESS;
     }
-}
-
-/* Why pack: the input channels of NCDHW x are a plane apart, often a
- * multiple of 4 KiB, so the tile's loads of one row from every channel fall
- * in the same L1 sets and on a new page each; the packed copy is contiguous.
- * The zero margins also make every tile load whole.  A slot holds one input
- * row (all channels of a group); enough slots for the rows of consecutive
- * output rows: (most D taps of a phase) x (H tap offsets spanned + 1).
- * CONVT3D_CPU_PACK=0|1 turns it off or on where it fits (for the tests). */
-static void plan_packing(cpu_plan *pl)
-{
-    const convt3d_shape *s = &pl->s;
-    const char *force = getenv("CONVT3D_CPU_PACK");
-    pl->pack_slots = 0;
-    if (s->layout != CONVT3D_LAYOUT_NCDHW || pl->isa == &convt3d_cpu_isa_generic ||
-        (force && strcmp(force, "0") == 0))
-        return;
-    int64_t wlo, whi, hlo, hhi, nd = 0, nh = 0;
-    tap_delta_range(&pl->ph[2], &wlo, &whi);
-    tap_delta_range(&pl->ph[1], &hlo, &hhi);
-    for (int64_t c = 0; c < pl->ph[0].nphase; c++)
-        nd = cpu_max64(nd, pl->ph[0].start[c + 1] - pl->ph[0].start[c]);
-    for (int64_t c = 0; c < pl->ph[1].nphase; c++)
-        nh = cpu_max64(nh, pl->ph[1].start[c + 1] - pl->ph[1].start[c]);
-    /* Measured: the copy and its bookkeeping pay off only when they are
-     * cheap, one input row per output row (kernel <= stride in D and H), and
-     * the channel sweep is long (unet_up_k2s2: 8%); elsewhere they cost
-     * 2-6%.  CONVT3D_CPU_PACK=1 packs whenever the rows fit the budget. */
-    if (!(force && strcmp(force, "1") == 0) && (nd * nh > 1 || s->cig < 32))
-        return;
-    const int64_t jlen = cpu_phase_len(s->out[2], s->s[2], 0);
-    const int64_t jlast = (jlen + pl->chunk - 1) / pl->chunk * pl->chunk - 1;
-    /* Margins as wide as the taps reach past the row; huge ones (huge
-     * dilations) would not fit the budget anyway, and must not overflow. */
-    const int64_t big = (int64_t)1 << 40;
-    if (-wlo > big || whi > big || jlast > big || s->in[2] > big)
-        return;
-    const int64_t left = cpu_max64(0, -wlo);
-    const int64_t right = cpu_max64(0, jlast + whi - (s->in[2] - 1));
-    const int64_t row = (left + s->in[2] + right + 15) / 16 * 16;
-    const int64_t slots = cpu_max64(1, nd * (hhi - hlo + 2));
-    if ((double)slots * (double)s->cig * (double)row * sizeof(float) > (double)CPU_PACK_MAX_BYTES)
-        return;
-    pl->pack_slots = (int)slots;
-    pl->pack_left = left;
-    pl->pack_row = row;
-}
-
-/* Where (tap, ic) row r = ((kd * kH + kh) * kW + kw) * cig + ic of a
- * group's packed weights goes in a block: the same place, or for the
- * output-channel tile ((kd * kH + kh) * cig + ic) * kW + kw. */
-static int64_t kw_inner_row(const cpu_plan *pl, int64_t r)
-{
-    if (!pl->ncdhw_oc)
-        return r;
-    const int64_t cig = pl->s.cig, kw = pl->s.k[2];
-    const int64_t ic = r % cig, tap = r / cig;
-    return (tap / kw * cig + ic) * kw + tap % kw;
-}
-
-/* Regroups the packed weights by blocks of w_block output channels (see
- * cpu_plan); 0 when out of memory. */
-static int block_weights(cpu_plan *pl)
-{
-    const convt3d_shape *s = &pl->s;
-    const int64_t ob = pl->w_block, blocks = (s->cog + ob - 1) / ob;
-    const int64_t rows = s->k_volume * s->cig; /* (tap, ic) rows of a group */
-    /* blocks * ob < 2 cog: within the headroom cpu_create's size check left */
-    const int64_t per_group = blocks * rows * ob;
-    if (blocks == 1 && ob == pl->cogp && !pl->ncdhw_oc)
-        return 1; /* already this layout */
-    float *bw = alloc64((size_t)(s->groups * per_group) * sizeof(float));
-    if (!bw)
-        return 0;
-    for (int64_t g = 0; g < s->groups; g++)
-        for (int64_t b = 0; b < blocks; b++) {
-            const int64_t nb = cpu_min64(ob, s->cog - b * ob);
-            const float *src = pl->w + g * pl->w_group + b * ob;
-            float *dst = bw + g * per_group + b * rows * ob;
-            for (int64_t r = 0; r < rows; r++) {
-                float *to = dst + kw_inner_row(pl, r) * ob;
-                memcpy(to, src + r * pl->cogp, (size_t)nb * sizeof(float));
-                memset(to + nb, 0, (size_t)(ob - nb) * sizeof(float));
-            }
+    for (int i = 0; i < cpu_impl_count(); i++) {
+        const cpu_impl *im = cpu_impl_at(i);
+        if (!cpu_impl_applicable(im, s, why, sizeof why)) {
+            say_not_taken(req, im, "does not apply", why);
+            continue;
         }
-    free(pl->w);
-    pl->w = bw;
-    pl->w_group = per_group;
+        if (cpu_impl_passed_over(im, s, why, sizeof why)) {
+            say_not_taken(req, im, "passed over", why);
+            continue;
+        }
+        *chosen = im;
+        return CONVT3D_SUCCESS;
+    }
+    return convt3d_fail(CONVT3D_ERR_INTERNAL, "no CPU implementation applies");
+}
+
+/* The weights in the kernel's layout (cpu_plan.w_block, ncdhw_oc), packed
+ * from PyTorch's in one pass; 0 when out of memory. */
+static int pack_plan_weights(cpu_plan *pl, const float *weight)
+{
+    cpu_weight_layout l;
+    if (!cpu_weight_layout_make(&pl->s, pl->w_block ? pl->w_block : pl->cogp, pl->ncdhw_oc, &l))
+        return 0;
+    pl->w = alloc64((size_t)(pl->s.groups * l.w_group) * sizeof(float));
+    if (!pl->w)
+        return 0;
+    cpu_pack_weights_cio_to_blocks(&pl->s, weight, &l, pl->w);
+    pl->w_group = l.w_group;
     return 1;
 }
 
-static convt3d_status cpu_create_f32(const convt3d_shape *shape, const float *weight,
-                                     const float *bias, int weights_on_device,
-                                     convt3d_backend_state **state, const char **kernel_name)
+/* Everything but the tiling and the weights: phase tables, padded bias, the
+ * zero row; 0 when out of memory. */
+static int plan_common(cpu_plan *pl, const convt3d_shape *shape, const cpu_impl *im,
+                       const float *bias)
 {
+    pl->s = *shape;
+    pl->impl = im;
+    pl->isa = im->isa;
+    pl->kernel = cpu_impl_kernel(im);
+    pl->row = pl->kernel->row;
+    const int64_t lanes = shape->layout == CONVT3D_LAYOUT_NDHWC ? im->isa->vector_lanes : 1;
+    pl->cogp = (shape->cog + lanes - 1) / lanes * lanes;
+    pl->stream = want_streaming(shape);
+    pl->zeros = calloc((size_t)shape->cig, sizeof(float));
+    if (shape->has_bias)
+        pl->bias = calloc((size_t)(shape->groups * pl->cogp), sizeof(float));
+    int ok = pl->zeros && (!shape->has_bias || pl->bias);
+    for (int d = 0; d < 3 && ok; d++)
+        ok = build_phases(shape, d, &pl->ph[d]);
+    if (ok && pl->bias)
+        for (int64_t g = 0; g < shape->groups; g++)
+            memcpy(pl->bias + g * pl->cogp, bias + g * shape->cog,
+                   (size_t)shape->cog * sizeof(float));
+    return ok;
+}
+
+static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal,
+                                 const convt3d_request *req, const void *weight, const void *bias,
+                                 int weights_on_device, convt3d_backend_state **state,
+                                 const char **impl_name)
+{
+    (void)ordinal;
     if (weights_on_device)
         return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION, "CPU plan given device weights");
-    const cpu_isa *isa = pick_isa();
-    const int64_t lanes = shape->layout == CONVT3D_LAYOUT_NDHWC ? isa->vector_lanes : 1;
+    const cpu_impl *im = NULL;
+    convt3d_status st = choose_impl(shape, req, &im);
+    if (st != CONVT3D_SUCCESS)
+        return st;
+    const int64_t lanes = shape->layout == CONVT3D_LAYOUT_NDHWC ? im->isa->vector_lanes : 1;
     const int64_t cogp = (shape->cog + lanes - 1) / lanes * lanes;
     int64_t packed;
     if (__builtin_mul_overflow(shape->groups * shape->k_volume, shape->cig, &packed) ||
@@ -251,48 +187,30 @@ static convt3d_status cpu_create_f32(const convt3d_shape *shape, const float *we
         packed > (int64_t)(SIZE_MAX / sizeof(float) / 2))
         return convt3d_fail(CONVT3D_ERR_OVERFLOW, "the CPU plan's packed weight size overflows");
 
-    convt3d_backend_state *st = calloc(1, sizeof *st);
-    if (!st)
+    convt3d_backend_state *bs = calloc(1, sizeof *bs);
+    if (!bs)
         return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU plan state");
-    cpu_plan *pl = &st->plan;
-    pl->s = *shape;
-    pl->isa = isa;
-    pl->cogp = cogp;
-    pl->w = alloc64((size_t)packed * sizeof(float));
-    pl->zeros = calloc((size_t)shape->cig, sizeof(float));
-    if (shape->has_bias)
-        pl->bias = calloc((size_t)(shape->groups * cogp), sizeof(float));
-    int ok = pl->w && pl->zeros && (!shape->has_bias || pl->bias);
-    for (int d = 0; d < 3 && ok; d++)
-        ok = build_phases(shape, d, &pl->ph[d]);
-    if (!ok) {
+    cpu_plan *pl = &bs->plan;
+    if (!plan_common(pl, shape, im, bias)) {
         free_plan(pl);
-        free(st);
-        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY,
-                            "CPU plan: %lld packed weights and phase tables",
+        free(bs);
+        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU plan: bias and phase tables");
+    }
+    pl->kernel->plan(pl);
+    if (!pack_plan_weights(pl, weight)) {
+        free_plan(pl);
+        free(bs);
+        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU plan: %lld packed weights",
                             (long long)packed);
     }
-    convt3d_pack_weights_cio_to_gkio(shape, weight, cogp, pl->w);
-    if (pl->bias)
-        for (int64_t g = 0; g < shape->groups; g++)
-            memcpy(pl->bias + g * cogp, bias + g * shape->cog, (size_t)shape->cog * sizeof(float));
-    pl->stream = want_streaming(shape);
-    pl->w_group = shape->k_volume * shape->cig * cogp;
-    pl->lanes_force = lanes_force();
-    isa->plan(pl);
-    if (pl->w_block && !block_weights(pl)) {
-        free_plan(pl);
-        free(st);
-        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU plan: %lld blocked weights",
-                            (long long)packed);
+    cpu_plan_row_packing(pl);
+    if (req->verbose) {
+        char line[256];
+        cpu_impl_describe(pl, line, sizeof line);
+        fprintf(stderr, "convt3d: cpu: %s: %s\n", im->name, line);
     }
-    plan_packing(pl);
-    const int ncdhw = shape->layout == CONVT3D_LAYOUT_NCDHW;
-    pl->row = !ncdhw ? isa->row_ndhwc : pl->ncdhw_oc ? isa->row_ncdhw_oc : isa->row_ncdhw;
-    *state = st;
-    *kernel_name = !ncdhw         ? isa->kernel_ndhwc
-                   : pl->ncdhw_oc ? isa->kernel_ncdhw_oc
-                                  : isa->kernel_ncdhw;
+    *state = bs;
+    *impl_name = im->name;
     return CONVT3D_SUCCESS;
 }
 
@@ -323,57 +241,6 @@ static int64_t row_taps(const cpu_plan *pl, int64_t od, int64_t oh, cpu_row_tap 
         }
     }
     return n;
-}
-
-/* ---- input-row packing (NCDHW) ------------------------------------------ */
-
-typedef struct cpu_pack_tag {
-    int64_t ng, id, ih; /* which input row the slot holds */
-    int64_t stamp;      /* output row that last used it */
-} cpu_pack_tag;
-
-/* A thread's packed rows: slots of cig x pack_row floats, zero outside the data. */
-typedef struct cpu_pack_cache {
-    cpu_pack_tag *tag;
-    float *rows;
-    int64_t now;
-} cpu_pack_cache;
-
-/* The slot holding input row (id, ih) of x at (n, g) = ng, or -1. */
-static int pack_find(const cpu_plan *pl, const cpu_pack_cache *pc, int64_t ng, int64_t id,
-                     int64_t ih)
-{
-    for (int i = 0; i < pl->pack_slots; i++)
-        if (pc->tag[i].ng == ng && pc->tag[i].id == id && pc->tag[i].ih == ih)
-            return i;
-    return -1;
-}
-
-/* The slot holding input row (id, ih) of x at (n, g) = ng; copies it in,
- * replacing the least recently used slot the current output row does not
- * use, when it is not there yet. */
-static int64_t pack_slot(const cpu_plan *pl, cpu_pack_cache *pc, const float *xg, int64_t ng,
-                         int64_t id, int64_t ih)
-{
-    const convt3d_shape *s = &pl->s;
-    int victim = -1;
-    for (int i = 0; i < pl->pack_slots; i++) {
-        cpu_pack_tag *t = &pc->tag[i];
-        if (t->ng == ng && t->id == id && t->ih == ih) {
-            t->stamp = pc->now;
-            return i;
-        }
-        if (t->stamp < pc->now && (victim < 0 || t->stamp < pc->tag[victim].stamp))
-            victim = i;
-    }
-    /* victim >= 0: a row needs fewer slots than plan_packing provides. */
-    float *dst = pc->rows + (int64_t)victim * s->cig * pl->pack_row + pl->pack_left;
-    const float *from = xg + id * s->x_stride[2] + ih * s->x_stride[3];
-    for (int64_t ic = 0; ic < s->cig; ic++)
-        memcpy(dst + ic * pl->pack_row, from + ic * s->x_stride[1],
-               (size_t)s->in[2] * sizeof(float));
-    pc->tag[victim] = (cpu_pack_tag){ng, id, ih, pc->now};
-    return victim;
 }
 
 /* ---- work split --------------------------------------------------------- */
@@ -595,89 +462,32 @@ static void cpu_destroy(convt3d_backend_state *st)
     free(st);
 }
 
-/* ---- registry (transitional) ------------------------------------------- */
+/* ---- registry hooks ------------------------------------------------------ */
 
-static const cpu_isa *const all_isas[] = {
-#if CONVT3D_HAVE_CPU_AVX512
-    &convt3d_cpu_isa_avx512,
-#endif
-#if CONVT3D_HAVE_CPU_AVX2
-    &convt3d_cpu_isa_avx2,
-#endif
-    &convt3d_cpu_isa_generic,
-};
-#define N_ISAS ((int)(sizeof all_isas / sizeof all_isas[0]))
+static int cpu_impl_count_hook(void) { return cpu_impl_count(); }
 
-static const char *impl_name_of(int index, int *layout_kind, const cpu_isa **isa)
+static const char *cpu_impl_name_hook(int index)
 {
-    if (index < 0 || index >= 3 * N_ISAS)
-        return NULL;
-    *isa = all_isas[index / 3];
-    *layout_kind = index % 3;
-    return *layout_kind == 0 ? (*isa)->kernel_ncdhw_oc
-           : *layout_kind == 1 ? (*isa)->kernel_ncdhw
-                               : (*isa)->kernel_ndhwc;
+    const cpu_impl *im = cpu_impl_at(index);
+    return im ? im->name : NULL;
 }
 
-static int cpu_impl_count(void)
-{
-    int n = 0;
-    for (int i = 0; i < 3 * N_ISAS; i++) {
-        int kind;
-        const cpu_isa *isa;
-        n += impl_name_of(i, &kind, &isa) != NULL;
-    }
-    return n;
-}
-
-static const char *cpu_impl_name(int index)
-{
-    for (int i = 0; i < 3 * N_ISAS; i++) {
-        int kind;
-        const cpu_isa *isa;
-        const char *name = impl_name_of(i, &kind, &isa);
-        if (name && index-- == 0)
-            return name;
-    }
-    return NULL;
-}
-
-static convt3d_status cpu_impl_applies(int index, const convt3d_shape *shape, int ordinal,
-                                       const convt3d_request *req, char *why, size_t why_size)
+/* The hard predicate only: exactly what forcing the entry checks. */
+static convt3d_status cpu_impl_applies_hook(int index, const convt3d_shape *shape, int ordinal,
+                                            const convt3d_request *req, char *why,
+                                            size_t why_size)
 {
     (void)ordinal;
     (void)req;
-    const char *name = cpu_impl_name(index);
-    const int ndhwc = name && strstr(name, "_ndhwc_") != NULL;
-    if (!name || ndhwc != (shape->layout == CONVT3D_LAYOUT_NDHWC)) {
-        snprintf(why, why_size, "it is for the other layout");
+    const cpu_impl *im = cpu_impl_at(index);
+    if (!im) {
+        snprintf(why, why_size, "no CPU implementation has index %d", index);
         return CONVT3D_ERR_NOT_APPLICABLE;
     }
-    return CONVT3D_SUCCESS;
+    return cpu_impl_applicable(im, shape, why, why_size) ? CONVT3D_SUCCESS
+                                                         : CONVT3D_ERR_NOT_APPLICABLE;
 }
 
-static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal,
-                                 const convt3d_request *req, const void *weight, const void *bias,
-                                 int weights_on_device, convt3d_backend_state **state,
-                                 const char **kernel_name)
-{
-    (void)ordinal;
-    convt3d_backend_state *st = NULL;
-    const char *name = NULL;
-    convt3d_status status =
-        cpu_create_f32(shape, weight, bias, weights_on_device, &st, &name);
-    if (status != CONVT3D_SUCCESS)
-        return status;
-    if (req->force && strcmp(req->force, name) != 0) {
-        cpu_destroy(st);
-        return convt3d_fail(CONVT3D_ERR_NOT_APPLICABLE,
-                            "%s does not apply: the CPU plan chose %s", req->force, name);
-    }
-    *state = st;
-    *kernel_name = name;
-    return CONVT3D_SUCCESS;
-}
-
-const convt3d_backend convt3d_backend_cpu = {"cpu",         CONVT3D_DEVICE_CPU, cpu_impl_count,
-                                             cpu_impl_name, cpu_impl_applies,   cpu_create,
-                                             cpu_execute,   cpu_destroy};
+const convt3d_backend convt3d_backend_cpu = {
+    "cpu",      CONVT3D_DEVICE_CPU, cpu_impl_count_hook, cpu_impl_name_hook, cpu_impl_applies_hook,
+    cpu_create, cpu_execute,        cpu_destroy};

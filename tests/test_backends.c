@@ -13,11 +13,13 @@
  * output-channel tiles wherever they apply (CONVT3D_CPU_LANES=oc; default and
  * AVX2 kernels), and CUDA with device pointers and with host pointers.  A
  * target that is not available here prints why and skips.  Then the full kernelbench shape once per device, and the CPU
- * output's independence of the thread count. */
+ * output's independence of the thread count; last, every CPU implementation
+ * forced by name on random problems where it applies, refused where not. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/tiling.h"
 #include "test_util.h"
 
 #define TOL 1e-5
@@ -508,6 +510,190 @@ static void cpu_thread_count_invariance(void)
     omp_set_num_threads(saved);
 }
 
+/* ---- every CPU implementation, forced by name ---------------------------- */
+
+/* Forcing c_name on p: the plan reports c_name, and its result matches the
+ * reference (check_backend(), with CONVT3D_IMPLEMENTATION naming it). */
+static void check_forced_cpu(const char *name, const convt3d_problem *p, uint64_t seed)
+{
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    int64_t nx, nw, ny;
+    CU_ASSERT_EQUAL_FATAL(convt3d_tensor_elems(p, &nx, &nw, &ny), CONVT3D_SUCCESS);
+    float *w = calloc((size_t)nw, sizeof *w), *b = calloc((size_t)p->out_channels, sizeof *b);
+    CU_ASSERT_FATAL(w && b);
+    convt3d_plan_options opt;
+    convt3d_plan_options_init(&opt);
+    opt.implementation = name;
+    convt3d_plan *plan = NULL;
+    const convt3d_status st = convt3d_plan_create_ex(&plan, p, cpu, w, b, &opt);
+    CU_ASSERT_EQUAL(st, CONVT3D_SUCCESS);
+    if (st == CONVT3D_SUCCESS) {
+        CU_ASSERT_STRING_EQUAL(convt3d_plan_kernel_name(plan), name);
+        convt3d_plan_destroy(plan);
+    } else {
+        printf("\n  %s applies but forcing it failed: %s", name, convt3d_last_error());
+    }
+    free(w);
+    free(b);
+    setenv("CONVT3D_IMPLEMENTATION", name, 1);
+    check_result res = check_backend(p, cpu, seed, HOST_POINTERS, TOL);
+    unsetenv("CONVT3D_IMPLEMENTATION");
+    if (!res.ok)
+        printf("\n  [forced %s]", name);
+    assert_check(&res, p, seed);
+}
+
+/* Forcing name on p, where it does not apply: CONVT3D_ERR_NOT_APPLICABLE
+ * and the plan pointer as it was. */
+static void check_refused_cpu(const char *name, const convt3d_problem *p)
+{
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    int64_t nx, nw, ny;
+    CU_ASSERT_EQUAL_FATAL(convt3d_tensor_elems(p, &nx, &nw, &ny), CONVT3D_SUCCESS);
+    float *w = calloc((size_t)nw, sizeof *w), *b = calloc((size_t)p->out_channels, sizeof *b);
+    CU_ASSERT_FATAL(w && b);
+    convt3d_plan_options opt;
+    convt3d_plan_options_init(&opt);
+    opt.implementation = name;
+    static int marker;
+    convt3d_plan *const untouched = (convt3d_plan *)(void *)&marker;
+    convt3d_plan *plan = untouched;
+    const convt3d_status st = convt3d_plan_create_ex(&plan, p, cpu, w, b, &opt);
+    CU_ASSERT_EQUAL(st, CONVT3D_ERR_NOT_APPLICABLE);
+    CU_ASSERT_PTR_EQUAL(plan, untouched);
+    if (st == CONVT3D_SUCCESS && plan != untouched) {
+        char desc[256];
+        problem_describe(p, desc, sizeof desc);
+        printf("\n  %s does not apply but forcing it built a plan: %s", name, desc);
+        convt3d_plan_destroy(plan);
+    }
+    free(w);
+    free(b);
+}
+
+/* Whether name does not apply here because the CPU lacks its instruction
+ * set (its reason says so on a problem every other condition accepts). */
+static int cpu_lacks_isa(const char *name)
+{
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    for (int layout = 0; layout < 2; layout++) {
+        convt3d_problem p = parse_problem("mb1 ic1 oc1 g1 in1x1x4 k1x1x3 s1x1x1 p0x0x1 op0x0x0");
+        p.layout = layout ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+        if (convt3d_implementation_applies(name, &p, cpu, NULL) == CONVT3D_ERR_NOT_APPLICABLE &&
+            strstr(convt3d_last_error(), "this CPU lacks"))
+            return 1;
+    }
+    return 0;
+}
+
+/* For random problems, every CPU implementation of this build: where
+ * convt3d_implementation_applies says yes it can be forced and computes the
+ * right result, where it says no forcing fails and builds nothing.  Every
+ * implementation the machine supports must apply to some problem, so none
+ * passes by never running. */
+static void cpu_every_implementation_forced(void)
+{
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    const int n = convt3d_implementation_count();
+    int applied[64] = {0};
+    CU_ASSERT_FATAL(n <= COUNT(applied));
+    const uint64_t base = test_seed() * 1000003u + 900;
+    rng r = rng_make(base);
+    const int problems = env_count("CONVT3D_TEST_PROBLEMS", 200) / 4 + 20;
+    for (int i = 0; i < problems; i++) {
+        convt3d_problem p = random_problem(&r, 1e5, 20000);
+        /* the output-channel tile's W conditions, often enough to matter */
+        if (i % 2 == 0) {
+            p.dilation[2] = 1;
+            p.stride[2] = 1 + i % 4 / 2;
+            p.kernel[2] = p.stride[2] + i % 3;
+            p.padding[2] = p.kernel[2] / 2;
+            p.output_padding[2] = p.stride[2] - 1;
+            if (convt3d_tensor_elems(&p, &(int64_t){0}, &(int64_t){0}, &(int64_t){0}) !=
+                CONVT3D_SUCCESS)
+                continue;
+        }
+        for (int k = 0; k < n; k++) {
+            if (convt3d_implementation_device(k) != CONVT3D_DEVICE_CPU)
+                continue;
+            const char *name = convt3d_implementation_name(k);
+            if (convt3d_implementation_applies(name, &p, cpu, NULL) == CONVT3D_SUCCESS) {
+                applied[k]++;
+                check_forced_cpu(name, &p, base + (uint64_t)(i * 64 + k));
+            } else {
+                check_refused_cpu(name, &p);
+            }
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        const char *name = convt3d_implementation_name(k);
+        if (convt3d_implementation_device(k) != CONVT3D_DEVICE_CPU || applied[k])
+            continue;
+        /* An ISA this CPU lacks applies nowhere; anything else must have run. */
+        if (cpu_lacks_isa(name))
+            printf("\n  skipped %s: %s ", name, convt3d_last_error());
+        else {
+            printf("\n  FAILED: %s applied to none of %d random problems", name, problems);
+            CU_FAIL("an implementation never ran");
+        }
+    }
+}
+
+/* ---- the CPU tiling policy, without the kernels ------------------------- */
+
+/* The policy over a 16-lane description (the AVX-512 tile maxima) gives the
+ * bench shapes (NCDHW) the tilings the kernels were tuned with: these are
+ * the plans of the build before the policy left the kernel files. */
+static void cpu_tiling_policy(void)
+{
+    const cpu_tile_limits lim = {16, 4, {16, 12, 8, 6}, 2, {16, 11}, 4, {16, 12, 8, 6}};
+    CU_ASSERT_EQUAL(cpu_even_block(10, 4), 4);
+    CU_ASSERT_EQUAL(cpu_even_block(8, 3), 3);
+    CU_ASSERT_EQUAL(cpu_ocl_positions(32, 16, 2), 16);
+    CU_ASSERT_EQUAL(cpu_ocl_positions(10, 11, 2), 10);
+    struct {
+        const char *desc;
+        int ocl; /* expected verdict of the output-channel tile's cost rule */
+        cpu_tiling w_lane, oc;
+    } cases[] = {
+        /* kernelbench: kW = 7 has no output-channel tile */
+        {"mb8 ic32 oc32 g4 in12x24x48 k3x5x7 s2x2x2 p1x2x3 op1x1x1", -1, {3, 8, 48, 8}, {0}},
+        /* unet_up_k2s2: kW = stride against a W-lane tile of 4 vectors */
+        {"mb2 ic128 oc64 g1 in32x64x64 k2x2x2 s2x2x2 p0x0x0 op0x0x0", 0, {4, 6, 64, 6},
+         {16, 1, 8, 16}},
+        {"mb4 ic64 oc32 g1 in16x32x32 k4x4x4 s2x2x2 p1x1x1 op0x0x0", 1, {2, 11, 32, 11},
+         {16, 1, 8, 16}},
+        {"mb1 ic256 oc128 g1 in8x16x16 k3x3x3 s2x2x2 p1x1x1 op1x1x1", 1, {1, 16, 16, 16},
+         {16, 1, 8, 16}},
+        /* depthwise: one channel a group would leave 15 of 16 lanes idle */
+        {"mb2 ic64 oc64 g64 in16x32x32 k3x3x3 s2x2x2 p1x1x1 op1x1x1", 0, {2, 1, 32, 1},
+         {16, 1, 8, 16}},
+        {"mb2 ic32 oc32 g1 in32x32x32 k3x3x3 s1x1x1 p1x1x1 op0x0x0", 1, {2, 11, 32, 11},
+         {16, 1, 16, 16}},
+    };
+    for (int i = 0; i < COUNT(cases); i++) {
+        convt3d_shape s;
+        const convt3d_problem p = parse_problem(cases[i].desc);
+        CU_ASSERT_EQUAL_FATAL(convt3d_shape_from_problem(&p, &s), CONVT3D_SUCCESS);
+        const cpu_tiling w = cpu_tiling_ncdhw(&s, &lim);
+        CU_ASSERT(w.tile_a == cases[i].w_lane.tile_a && w.tile_b == cases[i].w_lane.tile_b &&
+                  w.chunk == cases[i].w_lane.chunk && w.w_block == cases[i].w_lane.w_block);
+        if (cases[i].ocl < 0)
+            continue;
+        char why[256] = "";
+        CU_ASSERT_EQUAL(cpu_ocl_worthwhile(&s, &lim, why, sizeof why), cases[i].ocl);
+        CU_ASSERT(cases[i].ocl || why[0]);
+        const cpu_tiling o = cpu_tiling_ncdhw_oc(&s, &lim);
+        CU_ASSERT(o.tile_a == cases[i].oc.tile_a && o.tile_b == cases[i].oc.tile_b &&
+                  o.chunk == cases[i].oc.chunk && o.w_block == cases[i].oc.w_block);
+        if (!(o.tile_a == cases[i].oc.tile_a && o.tile_b == cases[i].oc.tile_b &&
+              w.tile_a == cases[i].w_lane.tile_a && w.tile_b == cases[i].w_lane.tile_b))
+            printf("\n  %s: W-lane %d x %d chunk %lld, oc %d x %d chunk %lld", cases[i].desc,
+                   w.tile_a, w.tile_b, (long long)w.chunk, o.tile_a, o.tile_b,
+                   (long long)o.chunk);
+    }
+}
+
 void register_backend_tests(void)
 {
     static const test_entry tests[] = {
@@ -540,6 +726,9 @@ void register_backend_tests(void)
         {"cpu: kernelbench at full size", kernelbench_cpu},
         {"cpu: the NCDHW tile chosen, and forced", cpu_lanes_choice},
         {"cpu: output independent of the thread count", cpu_thread_count_invariance},
+        {"cpu: every implementation forced where it applies, refused elsewhere",
+         cpu_every_implementation_forced},
+        {"cpu: the tiling policy on the bench shapes", cpu_tiling_policy},
         {"cuda: random problems, device pointers", random_T_CUDA_DEVICE},
         {"cuda: edge cases, device pointers", edges_T_CUDA_DEVICE},
         {"cuda: bench shapes (reduced), device pointers", bench_T_CUDA_DEVICE},

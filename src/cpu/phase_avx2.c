@@ -4,7 +4,7 @@
  * flags (Makefile.am) and only picked when the CPU reports AVX2 and FMA. */
 #include <immintrin.h>
 
-#include "cpu_kernels.h"
+#include "kernels.h"
 
 #define VL 8
 typedef __m256 vf;
@@ -56,7 +56,7 @@ static inline vf v_unpacklo(vf a, vf b) { return _mm256_unpacklo_ps(a, b); }
 static inline vf v_unpackhi(vf a, vf b) { return _mm256_unpackhi_ps(a, b); }
 static inline vf v_shuffle_0101(vf a, vf b) { return _mm256_shuffle_ps(a, b, 0x44); }
 static inline vf v_shuffle_2323(vf a, vf b) { return _mm256_shuffle_ps(a, b, 0xee); }
-/* The last step of v_transpose (cpu_phase_tile.h): r[4i + j] holds, in
+/* The last step of v_transpose (cpu/phase_tile.h): r[4i + j] holds, in
  * 128-bit lane L, rows 4i .. 4i+3 of column 4L + j; swaps the high lane of
  * r[j] with the low lane of r[4 + j]. */
 static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[8])
@@ -87,4 +87,4 @@ static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[8])
 
 #define CPU_ISA_SYMBOL convt3d_cpu_isa_avx2
 #define CPU_ISA_NAME "avx2"
-#include "cpu_phase_tile.h"
+#include "phase_tile.h"

@@ -3,10 +3,10 @@
  * has OpenMP).  Used where no AVX2/AVX-512 variant is built or supported, and
  * as an independent second implementation for the tests.
  *
- * Same phase decomposition as cpu_phase_tile.h, but accumulating into a
+ * Same phase decomposition as cpu/phase_tile.h, but accumulating into a
  * per-thread buffer of one chunk instead of registers: for each tap the range
  * of j whose input lies inside the row is clamped once, outside the loops. */
-#include "cpu_kernels.h"
+#include "kernels.h"
 
 #define GEN_CHUNK 64 /* NCDHW: j positions per chunk */
 #define GEN_OCB 8    /* NCDHW: output channels per block */
@@ -127,27 +127,21 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
     }
 }
 
-static void plan_generic(cpu_plan *pl)
+static void plan_ncdhw(cpu_plan *pl)
 {
-    if (pl->s.layout == CONVT3D_LAYOUT_NCDHW) {
-        pl->tile_a = GEN_CHUNK;
-        pl->tile_b = GEN_OCB;
-        pl->chunk = GEN_CHUNK;
-        pl->scratch_bytes = GEN_OCB * GEN_CHUNK * sizeof(float);
-    } else {
-        pl->tile_a = GEN_POS;
-        pl->tile_b = GEN_OCV;
-        pl->chunk = GEN_POS;
-        pl->scratch_bytes = GEN_POS * GEN_OCV * sizeof(float);
-    }
+    cpu_plan_set_tiling(pl, (cpu_tiling){GEN_CHUNK, GEN_OCB, GEN_CHUNK, 0});
+    pl->scratch_bytes = GEN_OCB * GEN_CHUNK * sizeof(float);
+}
+
+static void plan_ndhwc(cpu_plan *pl)
+{
+    cpu_plan_set_tiling(pl, (cpu_tiling){GEN_POS, GEN_OCV, GEN_POS, 0});
+    pl->scratch_bytes = GEN_POS * GEN_OCV * sizeof(float);
 }
 
 const cpu_isa convt3d_cpu_isa_generic = {
     .name = "generic",
     .vector_lanes = 1,
-    .plan = plan_generic,
-    .row_ncdhw = row_ncdhw,
-    .row_ndhwc = row_ndhwc,
-    .kernel_ncdhw = "cpu/f32_phase_gather_ncdhw__generic",
-    .kernel_ndhwc = "cpu/f32_phase_gather_ndhwc__generic",
+    .ncdhw = {row_ncdhw, plan_ncdhw, 0},
+    .ndhwc = {row_ndhwc, plan_ndhwc, 0},
 };

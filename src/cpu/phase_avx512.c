@@ -5,7 +5,7 @@
  * CPU reports AVX-512 (cpu_omp.c). */
 #include <immintrin.h>
 
-#include "cpu_kernels.h"
+#include "kernels.h"
 
 #define VL 16
 typedef __m512 vf;
@@ -50,7 +50,7 @@ static inline vf v_unpacklo(vf a, vf b) { return _mm512_unpacklo_ps(a, b); }
 static inline vf v_unpackhi(vf a, vf b) { return _mm512_unpackhi_ps(a, b); }
 static inline vf v_shuffle_0101(vf a, vf b) { return _mm512_shuffle_ps(a, b, 0x44); }
 static inline vf v_shuffle_2323(vf a, vf b) { return _mm512_shuffle_ps(a, b, 0xee); }
-/* The last step of v_transpose (cpu_phase_tile.h): r[4i + j] holds, in
+/* The last step of v_transpose (cpu/phase_tile.h): r[4i + j] holds, in
  * 128-bit lane L, rows 4i .. 4i+3 of column 4L + j; for each j, transposes
  * the 4 x 4 matrix of those lanes across r[j], r[4 + j], r[8 + j], r[12 + j]. */
 static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[16])
@@ -78,7 +78,7 @@ static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[16])
 #define NCDHW_TILES(X) UPTO16(X, 1) UPTO12(X, 2) UPTO8(X, 3) UPTO6(X, 4)
 #define NCDHW_SPLIT_FULL 1
 /* Output-channel tiles: one vector x 16 positions, or (short rows, see
- * plan_tiles) 2 vectors x 11 positions = 22 accumulators, 2 weight vectors
+ * cpu_tiling_ncdhw_oc) 2 vectors x 11 positions = 22 accumulators, 2 weight vectors
  * for each of at most 4 taps and a broadcast. */
 #define OCL_MAXV 2
 #define OCL_MAXP 16
@@ -91,4 +91,4 @@ static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[16])
 
 #define CPU_ISA_SYMBOL convt3d_cpu_isa_avx512
 #define CPU_ISA_NAME "avx512"
-#include "cpu_phase_tile.h"
+#include "phase_tile.h"

@@ -1,7 +1,7 @@
 /* The CPU backend's inner contract: what the driver (cpu_omp.c: plan, stride
  * phases of D and H, OpenMP decomposition) hands to the row kernels, one file
- * per instruction set (cpu_phase_avx512.c, cpu_phase_avx2.c,
- * cpu_phase_generic.c).  Not installed.
+ * per instruction set (cpu/phase_avx512.c, cpu/phase_avx2.c,
+ * cpu/phase_generic.c).  Not installed.
  *
  * The stride-phase view used throughout: in each dim, output o = j*s + c with
  * c = o mod s.  Output o is reached by exactly the taps k with
@@ -13,7 +13,8 @@
 
 #include <stddef.h>
 
-#include "internal.h"
+#include "../internal.h"
+#include "tiling.h"
 
 /* One tap of one dim inside a phase: kernel index and input offset. */
 typedef struct cpu_tap {
@@ -62,48 +63,60 @@ typedef struct cpu_row_job {
 
 typedef void (*cpu_row_fn)(const cpu_plan *plan, const cpu_row_job *job);
 
-/* One instruction-set variant.  plan() fills the plan's tiling fields from the
- * shape (called once at plan creation, after the common fields are set). */
+/* One row kernel of an instruction set.  plan() fills the plan's tiling
+ * fields and scratch_bytes from the shape (at plan creation, after the
+ * common fields are set and before the weights are packed). */
+typedef struct cpu_kernel {
+    cpu_row_fn row;
+    void (*plan)(cpu_plan *plan);
+    /* The kernel reads NCDHW x through cpu_row_job's x_plane, w_lo and w_hi
+     * such that input-row packing may stand in for x (cpu/rowpack.c). */
+    int reads_packed_rows;
+} cpu_kernel;
+
+/* One instruction-set variant (cpu/phase_*.c): its kernels, one per layout
+ * and, for NCDHW with W dilation 1, the output-channel tile
+ * (cpu/phase_tile.h; ncdhw_oc.row NULL where there is none). */
 typedef struct cpu_isa {
     const char *name;          /* "avx512", "avx2", "generic" */
     int64_t vector_lanes;      /* NDHWC kernels pad weights and bias to this */
-    void (*plan)(cpu_plan *plan);
-    cpu_row_fn row_ncdhw, row_ndhwc;
-    const char *kernel_ncdhw, *kernel_ndhwc; /* static names for the plan */
-    /* NCDHW, dilation 1 along W (W stride 1 or 2): the tile with the output
-     * channels in the lanes (cpu_phase_tile.h), or NULL where there is none. */
-    cpu_row_fn row_ncdhw_oc;
-    const char *kernel_ncdhw_oc;
+    cpu_tile_limits limits;    /* the register-tiled kernels' tile maxima */
+    cpu_kernel ncdhw, ncdhw_oc, ndhwc;
+    /* Whether an output-channel tile is built for the shape's W taps and
+     * stride (pure), or NULL where the ISA has none. */
+    int (*ncdhw_oc_built)(const convt3d_shape *s);
     void (*finish)(void);      /* run by each thread after its last row, or NULL */
 } cpu_isa;
+
+typedef struct cpu_impl cpu_impl;
 
 /* Immutable after creation: concurrent executes share it. */
 struct cpu_plan {
     convt3d_shape s;
+    const cpu_impl *impl;      /* the registry entry (cpu/registry.h) */
     const cpu_isa *isa;
-    cpu_row_fn row;            /* isa->row_ncdhw, row_ncdhw_oc or row_ndhwc */
-    float *w;                  /* [g][kd][kh][kw][ic][oc < cogp], 64-byte aligned */
+    const cpu_kernel *kernel;  /* the entry's row kernel and planning */
+    cpu_row_fn row;            /* kernel->row, one load less per row */
+    float *w;                  /* packed weights (w_block below), 64-byte aligned */
     float *bias;               /* [g][cogp], zero-padded; NULL without bias */
     float *zeros;              /* cig zeros: where NDHWC kernels read outside x */
     int64_t cogp;              /* output channels per group as stored */
     cpu_dim_phases ph[3];
-    /* Tiling chosen by isa->plan(): for NCDHW tile_a = vectors along j and
-     * tile_b = output channels per block; for NDHWC tile_a = positions along
-     * j and tile_b = vectors along the output channels. */
+    /* Tiling chosen by the kernel's plan(): for NCDHW tile_a = vectors along
+     * j and tile_b = output channels per block; for the output-channel tile
+     * tile_a = outputs and tile_b = channel vectors; for NDHWC tile_a =
+     * positions along j and tile_b = vectors along the output channels. */
     int tile_a, tile_b;
     int64_t chunk;             /* j positions per tile: W work is split on these */
-    /* NCDHW, when nonzero: the weights are stored block by block of w_block
+    /* When nonzero: the weights are stored block by block of w_block
      * output channels, [g][block][kd][kh][kw][ic][oc < w_block] (the last
      * block zero-padded), so a tile's weights are one contiguous stream
-     * rather than a short piece of every cogp-long row. */
+     * rather than a short piece of every cogp-long row; when zero,
+     * [g][kd][kh][kw][ic][oc < cogp]. */
     int64_t w_block;
-    /* NCDHW: isa->row_ncdhw_oc runs the rows (chosen by isa->plan()); its
-     * weight blocks hold the W taps inside the input channels,
-     * [g][block][kd][kh][ic][kw][oc < w_block].  lanes_force: what
-     * CONVT3D_CPU_LANES asks for, set before isa->plan(): -1 let the plan
-     * choose, 0 W lanes, 1 output-channel lanes where they apply. */
+    /* The output-channel tile runs the rows: its weight blocks hold the W
+     * taps inside the input channels, [g][block][kd][kh][ic][kw][oc < w_block]. */
     int ncdhw_oc;
-    int lanes_force;
     int64_t w_group;           /* floats of packed weights per group */
     int stream;                /* y is large: kernels may write it with streaming stores */
     /* NCDHW input-row packing (0 slots: off): each needed input row (id, ih)
@@ -122,6 +135,15 @@ CONVT3D_INTERNAL extern const cpu_isa convt3d_cpu_isa_avx2;
 #if CONVT3D_HAVE_CPU_AVX512
 CONVT3D_INTERNAL extern const cpu_isa convt3d_cpu_isa_avx512;
 #endif
+
+/* Sets a plan's tiling fields. */
+static inline void cpu_plan_set_tiling(cpu_plan *pl, cpu_tiling t)
+{
+    pl->tile_a = t.tile_a;
+    pl->tile_b = t.tile_b;
+    pl->chunk = t.chunk;
+    pl->w_block = t.w_block;
+}
 
 /* Number of j positions of W phase c: outputs c, c + s, ... below out. */
 static inline int64_t cpu_phase_len(int64_t out, int64_t s, int64_t c)

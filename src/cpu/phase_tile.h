@@ -1,6 +1,6 @@
 /* The register-tiled stride-phase kernels, written once over a small vector
- * vocabulary and included by each instruction-set file (cpu_phase_avx512.c,
- * cpu_phase_avx2.c), which first defines:
+ * vocabulary and included by each instruction-set file (cpu/phase_avx512.c,
+ * cpu/phase_avx2.c), which first defines:
  *
  *   VL, vf, vmask                    lanes, vector and lane-mask types
  *   v_zero, v_set1, v_loadu, v_loadu_mask (masked lanes read as 0 and are
@@ -33,7 +33,7 @@
 
 #include <string.h>
 
-#include "cpu_kernels.h"
+#include "kernels.h"
 
 #define CPU_UNROLL _Pragma("GCC unroll 32")
 #define CPU_INLINE static inline __attribute__((always_inline))
@@ -202,7 +202,6 @@ typedef void (*ncdhw_pair_fn)(const ncdhw_tile_args *a0, const ncdhw_tile_args *
 NCDHW_TILES(DEF_NCDHW_PAIR)
 #define REF_NCDHW_PAIR(O, V) [V - 1][O - 1] = ncdhw_pair_##O##x##V,
 static const ncdhw_pair_fn ncdhw_pairs[NCDHW_MAXV][NCDHW_MAXO] = {NCDHW_TILES(REF_NCDHW_PAIR)};
-static const int ncdhw_ocb_max[NCDHW_MAXV] = NCDHW_OCB_MAX;
 
 /* Scratch layout of the NCDHW row kernel: a few prepared-chunk slots (see
  * ncdhw_prep_slot), then the tile buffer
@@ -385,7 +384,7 @@ static void row_ncdhw(const cpu_plan *pl, const cpu_row_job *job)
     ncdhw_tile_args a;
     a.rt = job->rt;
     a.nrt = job->nrt;
-    a.tap_stride = s->cig * OB; /* weights in blocks of OB channels (plan_tiles) */
+    a.tap_stride = s->cig * OB; /* weights in blocks of OB channels (plan_ncdhw) */
     a.cig = s->cig;
     a.plane = job->x_plane;
     a.cogp = OB;
@@ -585,7 +584,6 @@ CPU_INLINE void ocl_tile_body(const ocl_tile_args *a, const int P, const int V, 
 OCL_ALL(DEF_OCL_TILE)
 static const ocl_tile_fn ocl_tiles[OCL_MAXS][OCL_MAXK][OCL_MAXS][OCL_MAXV][OCL_MAXP] = {
     OCL_ALL(REF_OCL_TILE)};
-static const int ocl_pos_max[OCL_MAXV] = OCL_POS_MAX;
 
 /* c of ocl_tile_args for the shape. */
 static int64_t ocl_phase(const convt3d_shape *s)
@@ -620,7 +618,7 @@ static void row_ncdhw_oc(const cpu_plan *pl, const cpu_row_job *job)
     for (int64_t oc0 = 0; oc0 < s->cog; oc0 += ob) {
         a.nout = (int)cpu_min64(ob, s->cog - oc0);
         const int nvec = (a.nout + VL - 1) / VL;
-        a.w = job->w + oc0 * s->k_volume * s->cig; /* blocks of ob channels (plan_tiles) */
+        a.w = job->w + oc0 * s->k_volume * s->cig; /* blocks of ob channels (plan_ncdhw_oc) */
         a.bias = job->bias ? job->bias + oc0 : NULL;
         for (int64_t o0 = job->j0 * S; o0 < oend; o0 += P) {
             const int np = (int)cpu_min64(P, oend - o0);
@@ -705,7 +703,6 @@ CPU_INLINE void ndhwc_tile_body(const ndhwc_tile_args *a, const int P, const int
 NDHWC_TILES(DEF_NDHWC_TILE)
 #define REF_NDHWC_TILE(P, V) [V - 1][P - 1] = ndhwc_tile_##P##x##V,
 static const ndhwc_tile_fn ndhwc_tiles[NDHWC_MAXV][NDHWC_MAXP] = {NDHWC_TILES(REF_NDHWC_TILE)};
-static const int ndhwc_pos_max[NDHWC_MAXV] = NDHWC_POS_MAX;
 
 static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
 {
@@ -755,116 +752,41 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
     }
 }
 
-/* ---- tiling ------------------------------------------------------------- */
+/* ---- planning ----------------------------------------------------------- */
 
-/* Splits n into the fewest blocks of at most max, as even as possible. */
-static int64_t even_block(int64_t n, int64_t max)
+/* The tiling policy (cpu/tiling.c) over this ISA's tile maxima
+ * (CPU_ISA_SYMBOL.limits, below), then the kernel's scratch. */
+static void plan_ncdhw(cpu_plan *pl)
 {
-    const int64_t blocks = (n + max - 1) / max;
-    return (n + blocks - 1) / blocks;
+    cpu_plan_set_tiling(pl, cpu_tiling_ncdhw(&pl->s, &CPU_ISA_SYMBOL.limits));
+    pl->scratch_bytes = ncdhw_prep_bytes(pl) + (size_t)(2 * pl->tile_b * pl->chunk) * sizeof(float);
 }
 
-/* Whether the output-channel tile runs an NCDHW plan: it needs dilation 1
- * along W and a tile built for the W taps and stride; then it is chosen
- * when its lanes waste no more than the W-lane tile's (channel lanes past
- * C_out/G against W lanes past each phase's row and under tap masks),
- * except against a W-lane tile at its best (below), unless
- * CONVT3D_CPU_LANES says otherwise.  Measured here (Zen 5) where both waste
- * little: 6-40% faster with W stride 2 (k4s2p1 9%, k3s2p1op1_wide 28%),
- * 10-60% with stride 1. */
-static int ocl_wanted(const cpu_plan *pl)
+static void plan_ncdhw_oc(cpu_plan *pl)
 {
-    const convt3d_shape *s = &pl->s;
-    if (s->l[2] != 1 || !ocl_tile(s, 1, 1) || pl->lanes_force == 0)
-        return 0;
-    if (pl->lanes_force == 1)
-        return 1;
-    const int64_t ow = s->out[2], K = s->k[2], S = s->s[2], W = s->in[2];
-    int64_t pairs = 0; /* (output, tap) pairs of a row whose input exists */
-    for (int64_t k = 0; k < K; k++) {
-        /* inputs i with o = i*S - p + k in [0, ow), numerators kept >= 0 */
-        const int64_t lo = cpu_max64(0, (s->p[2] - k + S - 1 + S * K) / S - K);
-        const int64_t hi = cpu_min64(W, (ow - 1 + s->p[2] - k + S * K) / S - K + 1);
-        pairs += cpu_max64(0, hi - lo);
-    }
-    const cpu_dim_phases *pw = &pl->ph[2];
-    int64_t lanes = 0; /* lanes the W-lane tiles compute for the taps of each phase */
-    for (int64_t c = 0; c < pw->nphase; c++)
-        lanes += (pw->start[c + 1] - pw->start[c]) * VL *
-                 ((cpu_phase_len(ow, S, c) + VL - 1) / VL);
-    const double oc_use = (double)s->cog / (double)(VL * ((s->cog + VL - 1) / VL));
-    if (oc_use * (double)lanes < (double)pairs)
-        return 0;
-    /* With at most one W tap an output (kW <= s) the tile shares each
-     * broadcast between s outputs only, while a W-lane tile of 4 vectors a
-     * phase loads 10 values for 24 FMAs.  Measured here: unet_up_k2s2 and
-     * a half-size copy (64 W-lane positions a phase) 3% slower than that
-     * tile; 32 or 48 positions a phase (2 and 3 vectors) 28-33% faster. */
-    const int64_t w_vectors = even_block((cpu_phase_len(ow, S, 0) + VL - 1) / VL, NCDHW_MAXV);
-    return !(K <= S && w_vectors >= 4);
+    cpu_plan_set_tiling(pl, cpu_tiling_ncdhw_oc(&pl->s, &CPU_ISA_SYMBOL.limits));
+    pl->ncdhw_oc = 1;
+    pl->scratch_bytes = 0;
 }
 
-/* Outputs per output-channel tile: at most max and a multiple of the stride
- * (the tile grid, ocl_tile_args), the row split evenly. */
-static int ocl_positions(int64_t ow, int64_t max, int64_t S)
+static void plan_ndhwc(cpu_plan *pl)
 {
-    const int64_t cap = max / S * S;
-    return (int)((even_block(ow, cap) + S - 1) / S * S);
+    cpu_plan_set_tiling(pl, cpu_tiling_ndhwc(&pl->s, &CPU_ISA_SYMBOL.limits));
+    pl->scratch_bytes = (size_t)pl->s.k[2] * sizeof(cpu_tap);
 }
 
-static void plan_tiles(cpu_plan *pl)
-{
-    const convt3d_shape *s = &pl->s;
-    const int64_t jmax = cpu_phase_len(s->out[2], s->s[2], 0);
-    if (s->layout == CONVT3D_LAYOUT_NCDHW && ocl_wanted(pl)) {
-        /* One channel vector when the row gives tiles of at least 3/4 VL
-         * positions, else up to OCL_MAXV so that short rows still keep enough
-         * accumulators; then the positions split evenly.  Measured here
-         * (Zen 5; stride-1 rows of 24 to 64): one vector of 16 positions is
-         * 0-8% faster than two of 11-12 (k3s1p1: 6%), as a tile's weights are
-         * half as many and a row's tiles stream them fewer times; rows of 4-8
-         * are 20-35% faster with two. */
-        const int64_t span = s->out[2], S = s->s[2];
-        int64_t v = cpu_min64(OCL_MAXV, (s->cog + VL - 1) / VL);
-        if (4 * ocl_positions(span, ocl_pos_max[0], S) >= 3 * VL)
-            v = 1;
-        pl->ncdhw_oc = 1;
-        pl->tile_b = (int)v;
-        pl->tile_a = ocl_positions(span, ocl_pos_max[v - 1], S);
-        pl->chunk = pl->tile_a / S; /* in phase positions j, as the driver splits W */
-        pl->w_block = v * VL;
-        pl->scratch_bytes = 0;
-    } else if (s->layout == CONVT3D_LAYOUT_NCDHW) {
-        /* As many j vectors as the row needs (up to NCDHW_MAXV), then as many
-         * channels as the registers allow, split evenly. */
-        const int64_t nvec = (jmax + VL - 1) / VL;
-        const int64_t v = even_block(nvec, NCDHW_MAXV);
-        pl->tile_a = (int)v;
-        pl->tile_b = (int)even_block(s->cog, ncdhw_ocb_max[v - 1]);
-        pl->chunk = v * VL;
-        pl->w_block = pl->tile_b;
-        pl->scratch_bytes =
-            ncdhw_prep_bytes(pl) + (size_t)(2 * pl->tile_b * pl->chunk) * sizeof(float);
-    } else {
-        const int64_t nvec = (s->cog + VL - 1) / VL;
-        const int64_t v = even_block(nvec, NDHWC_MAXV);
-        pl->tile_b = (int)v;
-        pl->tile_a = (int)cpu_min64(ndhwc_pos_max[v - 1], jmax);
-        pl->chunk = pl->tile_a;
-        pl->scratch_bytes = (size_t)s->k[2] * sizeof(cpu_tap);
-    }
-}
+static int ncdhw_oc_built(const convt3d_shape *s) { return ocl_tile(s, 1, 1) != NULL; }
 
 const cpu_isa CPU_ISA_SYMBOL = {
     .name = CPU_ISA_NAME,
     .vector_lanes = VL,
-    .plan = plan_tiles,
-    .row_ncdhw = row_ncdhw,
-    .row_ndhwc = row_ndhwc,
-    .kernel_ncdhw = "cpu/f32_phase_gather_ncdhw__" CPU_ISA_NAME,
-    .kernel_ndhwc = "cpu/f32_phase_gather_ndhwc__" CPU_ISA_NAME,
-    .row_ncdhw_oc = row_ncdhw_oc,
-    .kernel_ncdhw_oc = "cpu/f32_phase_gather_ncdhw_oc__" CPU_ISA_NAME,
+    .limits = {.lanes = VL, .ncdhw_maxv = NCDHW_MAXV, .ncdhw_ocb_max = NCDHW_OCB_MAX,
+               .ocl_maxv = OCL_MAXV, .ocl_pos_max = OCL_POS_MAX, .ndhwc_maxv = NDHWC_MAXV,
+               .ndhwc_pos_max = NDHWC_POS_MAX},
+    .ncdhw = {row_ncdhw, plan_ncdhw, 1},
+    .ncdhw_oc = {row_ncdhw_oc, plan_ncdhw_oc, 1},
+    .ndhwc = {row_ndhwc, plan_ndhwc, 0},
+    .ncdhw_oc_built = ncdhw_oc_built,
     .finish = v_fence,
 };
 

@@ -1,0 +1,180 @@
+/* The CPU implementations (registry.h): each instruction set built into
+ * this library, best first, and within it the NCDHW output-channel tile
+ * before the W-lane tile (which always applies to NCDHW), then NDHWC. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry.h"
+
+#define CPU_IMPLS(isa, sym)                                                                    \
+    {"cpu/f32_phase_gather_ncdhw_oc__" isa, &sym, CPU_IMPL_NCDHW_OC},                          \
+        {"cpu/f32_phase_gather_ncdhw__" isa, &sym, CPU_IMPL_NCDHW},                            \
+        {"cpu/f32_phase_gather_ndhwc__" isa, &sym, CPU_IMPL_NDHWC},
+
+static const cpu_impl impls[] = {
+#if CONVT3D_HAVE_CPU_AVX512
+    CPU_IMPLS("avx512", convt3d_cpu_isa_avx512)
+#endif
+#if CONVT3D_HAVE_CPU_AVX2
+    CPU_IMPLS("avx2", convt3d_cpu_isa_avx2)
+#endif
+    {"cpu/f32_phase_gather_ncdhw__generic", &convt3d_cpu_isa_generic, CPU_IMPL_NCDHW},
+    {"cpu/f32_phase_gather_ndhwc__generic", &convt3d_cpu_isa_generic, CPU_IMPL_NDHWC},
+};
+#define N_IMPLS ((int)(sizeof impls / sizeof impls[0]))
+
+int cpu_impl_count(void) { return N_IMPLS; }
+
+const cpu_impl *cpu_impl_at(int index)
+{
+    return index >= 0 && index < N_IMPLS ? &impls[index] : NULL;
+}
+
+const cpu_impl *cpu_impl_named(const char *name)
+{
+    for (int i = 0; name && i < N_IMPLS; i++)
+        if (strcmp(impls[i].name, name) == 0)
+            return &impls[i];
+    return NULL;
+}
+
+/* ---- CPU features ------------------------------------------------------- */
+
+enum { CPU_FEATURE_AVX2 = 1, CPU_FEATURE_AVX512 = 2, CPU_FEATURES_KNOWN = 4 };
+
+static int detect_features(void)
+{
+    int f = CPU_FEATURES_KNOWN;
+#if CONVT3D_HAVE_CPU_AVX2 || CONVT3D_HAVE_CPU_AVX512
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        f |= CPU_FEATURE_AVX2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+        f |= CPU_FEATURE_AVX512;
+#endif
+    return f;
+}
+
+/* Detected once; racing first callers compute the same value. */
+static int cpu_features(void)
+{
+    static int cached;
+    int f = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = detect_features();
+        __atomic_store_n(&cached, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+static int isa_supported(const cpu_isa *isa)
+{
+#if CONVT3D_HAVE_CPU_AVX512
+    if (isa == &convt3d_cpu_isa_avx512)
+        return (cpu_features() & CPU_FEATURE_AVX512) != 0;
+#endif
+#if CONVT3D_HAVE_CPU_AVX2
+    if (isa == &convt3d_cpu_isa_avx2)
+        return (cpu_features() & CPU_FEATURE_AVX2) != 0;
+#endif
+    return isa == &convt3d_cpu_isa_generic;
+}
+
+/* ---- the predicates ------------------------------------------------------ */
+
+int cpu_impl_applicable(const cpu_impl *im, const convt3d_shape *s, char *why, size_t why_size)
+{
+    const int ndhwc = im->kind == CPU_IMPL_NDHWC;
+    if (ndhwc != (s->layout == CONVT3D_LAYOUT_NDHWC)) {
+        snprintf(why, why_size, "it is for %s tensors", ndhwc ? "NDHWC" : "NCDHW");
+        return 0;
+    }
+    if (!isa_supported(im->isa)) {
+        snprintf(why, why_size, "this CPU lacks %s", im->isa->name);
+        return 0;
+    }
+    if (im->kind != CPU_IMPL_NCDHW_OC)
+        return 1;
+    if (s->l[2] != 1) {
+        snprintf(why, why_size, "W dilation %lld (it needs 1)", (long long)s->l[2]);
+        return 0;
+    }
+    if (!im->isa->ncdhw_oc_built(s)) {
+        snprintf(why, why_size,
+                 "no tile is built for kW=%lld with W stride %lld (stride 1: kW 1-3, stride 2: "
+                 "kW 2-4)",
+                 (long long)s->k[2], (long long)s->s[2]);
+        return 0;
+    }
+    return 1;
+}
+
+/* Rank of an instruction set for CONVT3D_CPU_ISA: a named one caps the walk
+ * at that set (unknown names are ignored). */
+static int isa_rank(const char *name)
+{
+    return strcmp(name, "generic") == 0 ? 0
+           : strcmp(name, "avx2") == 0  ? 1
+           : strcmp(name, "avx512") == 0 ? 2
+                                         : -1;
+}
+
+/* The overrides for benchmarking and for the tests, which run every variant
+ * the machine supports: CONVT3D_CPU_ISA=generic|avx2|avx512 passes over the
+ * sets above it; CONVT3D_CPU_LANES=w passes over the output-channel tile,
+ * and =oc takes it wherever it applies (its cost rule is skipped). */
+int cpu_impl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why, size_t why_size)
+{
+    const char *isa = getenv("CONVT3D_CPU_ISA");
+    if (isa && *isa && isa_rank(isa) >= 0 && isa_rank(im->isa->name) > isa_rank(isa)) {
+        snprintf(why, why_size, "CONVT3D_CPU_ISA=%s", isa);
+        return 1;
+    }
+    if (im->kind != CPU_IMPL_NCDHW_OC)
+        return 0;
+    const char *lanes = getenv("CONVT3D_CPU_LANES");
+    if (lanes && strcmp(lanes, "w") == 0) {
+        snprintf(why, why_size, "CONVT3D_CPU_LANES=w");
+        return 1;
+    }
+    if (lanes && strcmp(lanes, "oc") == 0)
+        return 0;
+    return !cpu_ocl_worthwhile(s, &im->isa->limits, why, why_size);
+}
+
+const cpu_kernel *cpu_impl_kernel(const cpu_impl *im)
+{
+    return im->kind == CPU_IMPL_NCDHW_OC ? &im->isa->ncdhw_oc
+           : im->kind == CPU_IMPL_NCDHW  ? &im->isa->ncdhw
+                                         : &im->isa->ndhwc;
+}
+
+void cpu_impl_describe(const cpu_plan *pl, char *out, size_t size)
+{
+    const int simd = pl->isa->vector_lanes > 1;
+    int n;
+    switch (pl->impl->kind) {
+    case CPU_IMPL_NCDHW_OC:
+        n = snprintf(out, size, "tiles of %d outputs x %d channel vector%s", pl->tile_a,
+                     pl->tile_b, pl->tile_b == 1 ? "" : "s");
+        break;
+    case CPU_IMPL_NCDHW:
+        n = snprintf(out, size, "tiles of %d channels x %d %s along W", pl->tile_b, pl->tile_a,
+                     simd ? "vectors" : "positions");
+        break;
+    default:
+        n = snprintf(out, size, "tiles of %d positions x %d %s", pl->tile_a, pl->tile_b,
+                     simd ? "channel vectors" : "channels");
+        break;
+    }
+    if (n < 0 || (size_t)n >= size)
+        return;
+    snprintf(out + n, size - (size_t)n,
+             ", W split every %lld positions, weight %s of %lld channels, %d packed-row "
+             "slots%s",
+             (long long)pl->chunk, pl->w_block ? "blocks" : "rows",
+             (long long)(pl->w_block ? pl->w_block : pl->cogp), pl->pack_slots,
+             pl->stream ? ", streaming stores" : "");
+}

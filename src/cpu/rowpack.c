@@ -1,0 +1,65 @@
+/* Planning of the NCDHW input-row packing (rowpack.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rowpack.h"
+
+/* Above this much per thread, packing is off and tiles read x in place. */
+#define CPU_PACK_MAX_BYTES ((int64_t)1 << 20)
+
+static void tap_delta_range(const cpu_dim_phases *ph, int64_t *lo, int64_t *hi)
+{
+    *lo = 0;
+    *hi = 0;
+    for (int64_t t = 0; t < ph->start[ph->nphase]; t++) {
+        *lo = t == 0 || ph->taps[t].delta < *lo ? ph->taps[t].delta : *lo;
+        *hi = t == 0 || ph->taps[t].delta > *hi ? ph->taps[t].delta : *hi;
+    }
+}
+
+/* Why pack: the input channels of NCDHW x are a plane apart, often a
+ * multiple of 4 KiB, so the tile's loads of one row from every channel fall
+ * in the same L1 sets and on a new page each; the packed copy is contiguous.
+ * The zero margins also make every tile load whole.  A slot holds one input
+ * row (all channels of a group); enough slots for the rows of consecutive
+ * output rows: (most D taps of a phase) x (H tap offsets spanned + 1).
+ * CONVT3D_CPU_PACK=0|1 turns it off or on where it fits (for the tests). */
+void cpu_plan_row_packing(cpu_plan *pl)
+{
+    const convt3d_shape *s = &pl->s;
+    const char *force = getenv("CONVT3D_CPU_PACK");
+    pl->pack_slots = 0;
+    if (s->layout != CONVT3D_LAYOUT_NCDHW || !pl->kernel->reads_packed_rows ||
+        (force && strcmp(force, "0") == 0))
+        return;
+    int64_t wlo, whi, hlo, hhi, nd = 0, nh = 0;
+    tap_delta_range(&pl->ph[2], &wlo, &whi);
+    tap_delta_range(&pl->ph[1], &hlo, &hhi);
+    for (int64_t c = 0; c < pl->ph[0].nphase; c++)
+        nd = cpu_max64(nd, pl->ph[0].start[c + 1] - pl->ph[0].start[c]);
+    for (int64_t c = 0; c < pl->ph[1].nphase; c++)
+        nh = cpu_max64(nh, pl->ph[1].start[c + 1] - pl->ph[1].start[c]);
+    /* Measured: the copy and its bookkeeping pay off only when they are
+     * cheap, one input row per output row (kernel <= stride in D and H), and
+     * the channel sweep is long (unet_up_k2s2: 8%); elsewhere they cost
+     * 2-6%.  CONVT3D_CPU_PACK=1 packs whenever the rows fit the budget. */
+    if (!(force && strcmp(force, "1") == 0) && (nd * nh > 1 || s->cig < 32))
+        return;
+    const int64_t jlen = cpu_phase_len(s->out[2], s->s[2], 0);
+    const int64_t jlast = (jlen + pl->chunk - 1) / pl->chunk * pl->chunk - 1;
+    /* Margins as wide as the taps reach past the row; huge ones (huge
+     * dilations) would not fit the budget anyway, and must not overflow. */
+    const int64_t big = (int64_t)1 << 40;
+    if (-wlo > big || whi > big || jlast > big || s->in[2] > big)
+        return;
+    const int64_t left = cpu_max64(0, -wlo);
+    const int64_t right = cpu_max64(0, jlast + whi - (s->in[2] - 1));
+    const int64_t row = (left + s->in[2] + right + 15) / 16 * 16;
+    const int64_t slots = cpu_max64(1, nd * (hhi - hlo + 2));
+    if ((double)slots * (double)s->cig * (double)row * sizeof(float) > (double)CPU_PACK_MAX_BYTES)
+        return;
+    pl->pack_slots = (int)slots;
+    pl->pack_left = left;
+    pl->pack_row = row;
+}
+

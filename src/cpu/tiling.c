@@ -1,0 +1,126 @@
+/* The CPU tiling policy (tiling.h), moved out of the tile kernels. */
+#include <stdio.h>
+
+#include "kernels.h"
+#include "tiling.h"
+
+int64_t cpu_even_block(int64_t n, int64_t max)
+{
+    const int64_t blocks = (n + max - 1) / max;
+    return (n + blocks - 1) / blocks;
+}
+
+int cpu_ocl_positions(int64_t ow, int64_t max, int64_t S)
+{
+    const int64_t cap = max / S * S;
+    return (int)((cpu_even_block(ow, cap) + S - 1) / S * S);
+}
+
+/* (output, tap) pairs of a W row whose input exists: the work either tile
+ * must do. */
+static int64_t w_row_pairs(const convt3d_shape *s)
+{
+    const int64_t ow = s->out[2], K = s->k[2], S = s->s[2], W = s->in[2];
+    int64_t pairs = 0;
+    for (int64_t k = 0; k < K; k++) {
+        /* inputs i with o = i*S - p + k in [0, ow), numerators kept >= 0 */
+        const int64_t lo = cpu_max64(0, (s->p[2] - k + S - 1 + S * K) / S - K);
+        const int64_t hi = cpu_min64(W, (ow - 1 + s->p[2] - k + S * K) / S - K + 1);
+        pairs += cpu_max64(0, hi - lo);
+    }
+    return pairs;
+}
+
+/* Lanes the W-lane tiles compute for a row: every tap of each W phase over
+ * the phase's positions rounded up to whole vectors. */
+static int64_t w_lane_lanes(const convt3d_shape *s, int64_t VL)
+{
+    const int64_t ow = s->out[2], S = s->s[2];
+    int64_t lanes = 0;
+    for (int64_t c = 0; c < cpu_min64(S, ow); c++) {
+        const convt3d_phase ph = convt3d_phase_of(s, 2, (c + s->p[2]) % S);
+        lanes += ph.taps * VL * ((cpu_phase_len(ow, S, c) + VL - 1) / VL);
+    }
+    return lanes;
+}
+
+/* The output-channel tile is chosen when its lanes waste no more than the
+ * W-lane tile's (channel lanes past C_out/G against W lanes past each
+ * phase's row and under tap masks), except against a W-lane tile at its
+ * best (below).  Measured here (Zen 5) where both waste little: 6-40%
+ * faster with W stride 2 (k4s2p1 9%, k3s2p1op1_wide 28%), 10-60% with
+ * stride 1. */
+int cpu_ocl_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, char *why,
+                       size_t why_size)
+{
+    const int64_t VL = lim->lanes, K = s->k[2], S = s->s[2];
+    const double oc_use = (double)s->cog / (double)(VL * ((s->cog + VL - 1) / VL));
+    if (oc_use * (double)w_lane_lanes(s, VL) < (double)w_row_pairs(s)) {
+        snprintf(why, why_size,
+                 "its channel lanes would waste more than the W-lane tile's (C_out/G=%lld)",
+                 (long long)s->cog);
+        return 0;
+    }
+    /* With at most one W tap an output (kW <= s) the tile shares each
+     * broadcast between s outputs only, while a W-lane tile of 4 vectors a
+     * phase loads 10 values for 24 FMAs.  Measured here: unet_up_k2s2 and
+     * a half-size copy (64 W-lane positions a phase) 3% slower than that
+     * tile; 32 or 48 positions a phase (2 and 3 vectors) 28-33% faster. */
+    const int64_t w_vectors =
+        cpu_even_block((cpu_phase_len(s->out[2], S, 0) + VL - 1) / VL, lim->ncdhw_maxv);
+    if (K <= S && w_vectors >= 4) {
+        snprintf(why, why_size,
+                 "kW=%lld <= stride %lld and the W-lane tile runs %lld vectors a phase",
+                 (long long)K, (long long)S, (long long)w_vectors);
+        return 0;
+    }
+    return 1;
+}
+
+/* As many j vectors as the row needs (up to ncdhw_maxv), then as many
+ * channels as the registers allow, split evenly; the weights are blocked
+ * by the tile's channels. */
+cpu_tiling cpu_tiling_ncdhw(const convt3d_shape *s, const cpu_tile_limits *lim)
+{
+    const int64_t VL = lim->lanes, jmax = cpu_phase_len(s->out[2], s->s[2], 0);
+    const int64_t v = cpu_even_block((jmax + VL - 1) / VL, lim->ncdhw_maxv);
+    cpu_tiling t;
+    t.tile_a = (int)v;
+    t.tile_b = (int)cpu_even_block(s->cog, lim->ncdhw_ocb_max[v - 1]);
+    t.chunk = v * VL;
+    t.w_block = t.tile_b;
+    return t;
+}
+
+/* One channel vector when the row gives tiles of at least 3/4 VL
+ * positions, else up to ocl_maxv so that short rows still keep enough
+ * accumulators; then the positions split evenly.  Measured here (Zen 5;
+ * stride-1 rows of 24 to 64): one vector of 16 positions is 0-8% faster
+ * than two of 11-12 (k3s1p1: 6%), as a tile's weights are half as many and
+ * a row's tiles stream them fewer times; rows of 4-8 are 20-35% faster with
+ * two. */
+cpu_tiling cpu_tiling_ncdhw_oc(const convt3d_shape *s, const cpu_tile_limits *lim)
+{
+    const int64_t VL = lim->lanes, span = s->out[2], S = s->s[2];
+    int64_t v = cpu_min64(lim->ocl_maxv, (s->cog + VL - 1) / VL);
+    if (4 * cpu_ocl_positions(span, lim->ocl_pos_max[0], S) >= 3 * VL)
+        v = 1;
+    cpu_tiling t;
+    t.tile_b = (int)v;
+    t.tile_a = cpu_ocl_positions(span, lim->ocl_pos_max[v - 1], S);
+    t.chunk = t.tile_a / S; /* in phase positions j, as the driver splits W */
+    t.w_block = v * VL;
+    return t;
+}
+
+cpu_tiling cpu_tiling_ndhwc(const convt3d_shape *s, const cpu_tile_limits *lim)
+{
+    const int64_t VL = lim->lanes, jmax = cpu_phase_len(s->out[2], s->s[2], 0);
+    const int64_t v = cpu_even_block((s->cog + VL - 1) / VL, lim->ndhwc_maxv);
+    cpu_tiling t;
+    t.tile_b = (int)v;
+    t.tile_a = (int)cpu_min64(lim->ndhwc_pos_max[v - 1], jmax);
+    t.chunk = t.tile_a;
+    t.w_block = 0;
+    return t;
+}

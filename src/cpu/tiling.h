@@ -1,0 +1,52 @@
+/* The CPU tiling policy: which NCDHW tile is worth running and how large
+ * each kernel's tiles are for a shape.  Plain C over an instruction set's
+ * description (its lanes and tile maxima, which its kernel file sets from
+ * the register budget), so one policy serves every instruction set and can
+ * be tested without the kernels.  Not installed. */
+#ifndef CONVT3D_CPU_TILING_H
+#define CONVT3D_CPU_TILING_H
+
+#include <stddef.h>
+
+#include "../internal.h"
+
+/* What a register-tiled instruction set can hold; index v - 1 of an array
+ * is for tiles of v vectors. */
+typedef struct cpu_tile_limits {
+    int lanes;            /* floats in a vector */
+    int ncdhw_maxv;       /* NCDHW W-lane tile: vectors along j */
+    int ncdhw_ocb_max[4]; /*   and output channels for each vector count */
+    int ocl_maxv;         /* NCDHW output-channel tile: channel vectors */
+    int ocl_pos_max[2];   /*   and outputs for each vector count */
+    int ndhwc_maxv;       /* NDHWC tile: channel vectors */
+    int ndhwc_pos_max[4]; /*   and positions for each vector count */
+} cpu_tile_limits;
+
+/* A plan's tiling; what tile_a and tile_b count depends on the kernel
+ * (cpu_plan in kernels.h). */
+typedef struct cpu_tiling {
+    int tile_a, tile_b;
+    int64_t chunk;   /* j positions per tile: W work is split on these */
+    int64_t w_block; /* output channels per weight block; 0: not blocked */
+} cpu_tiling;
+
+/* Splits n into the fewest blocks of at most max, as even as possible:
+ * the block size. */
+CONVT3D_INTERNAL int64_t cpu_even_block(int64_t n, int64_t max);
+
+/* Outputs per output-channel tile: at most max and a multiple of the
+ * stride S (the tile grid), the row of ow outputs split evenly. */
+CONVT3D_INTERNAL int cpu_ocl_positions(int64_t ow, int64_t max, int64_t S);
+
+/* The output-channel tile's cost rule, for a shape it applies to (NCDHW,
+ * W dilation 1, a tile built for its W taps and stride): 1 when it is
+ * expected to beat the W-lane tile, else 0 with the reason in why. */
+CONVT3D_INTERNAL int cpu_ocl_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim,
+                                        char *why, size_t why_size);
+
+CONVT3D_INTERNAL cpu_tiling cpu_tiling_ncdhw(const convt3d_shape *s, const cpu_tile_limits *lim);
+CONVT3D_INTERNAL cpu_tiling cpu_tiling_ncdhw_oc(const convt3d_shape *s,
+                                                const cpu_tile_limits *lim);
+CONVT3D_INTERNAL cpu_tiling cpu_tiling_ndhwc(const convt3d_shape *s, const cpu_tile_limits *lim);
+
+#endif /* CONVT3D_CPU_TILING_H */

@@ -1,0 +1,45 @@
+/* Weight packing for the CPU plans (weights.h): straight from PyTorch's
+ * layout into the kernel's, so a plan holds one packed copy at its peak. */
+#include <string.h>
+
+#include "weights.h"
+
+int cpu_weight_layout_make(const convt3d_shape *s, int64_t ob, int kw_inner,
+                           cpu_weight_layout *out)
+{
+    cpu_weight_layout l = {ob, (s->cog + ob - 1) / ob, kw_inner, 0};
+    int64_t total;
+    if (__builtin_mul_overflow(l.blocks * ob, s->k_volume, &l.w_group) ||
+        __builtin_mul_overflow(l.w_group, s->cig, &l.w_group) ||
+        __builtin_mul_overflow(l.w_group, s->groups, &total) ||
+        total > (int64_t)(SIZE_MAX / sizeof(float)))
+        return 0;
+    *out = l;
+    return 1;
+}
+
+/* The row of (tap, ic) within a block: tap = (kd * kH + kh) * kW + kw. */
+static int64_t block_row(const convt3d_shape *s, const cpu_weight_layout *l, int64_t tap,
+                         int64_t ic)
+{
+    if (!l->kw_inner)
+        return tap * s->cig + ic;
+    const int64_t kw = s->k[2];
+    return (tap / kw * s->cig + ic) * kw + tap % kw;
+}
+
+void cpu_pack_weights_cio_to_blocks(const convt3d_shape *s, const float *src,
+                                    const cpu_weight_layout *l, float *dst)
+{
+    const int64_t kvol = s->k_volume, cig = s->cig, cog = s->cog, ob = l->ob;
+    const int64_t block = kvol * cig * ob;
+    memset(dst, 0, (size_t)(s->groups * l->w_group) * sizeof(float)); /* the padding lanes */
+    for (int64_t g = 0; g < s->groups; g++)
+        for (int64_t ic = 0; ic < cig; ic++)
+            for (int64_t oc = 0; oc < cog; oc++) {
+                const float *from = src + ((g * cig + ic) * cog + oc) * kvol;
+                float *to = dst + g * l->w_group + oc / ob * block + oc % ob;
+                for (int64_t t = 0; t < kvol; t++)
+                    to[block_row(s, l, t, ic) * ob] = from[t];
+            }
+}

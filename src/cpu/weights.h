@@ -1,0 +1,28 @@
+/* The CPU plans' weight layout, packed once from PyTorch's.  Not installed. */
+#ifndef CONVT3D_CPU_WEIGHTS_H
+#define CONVT3D_CPU_WEIGHTS_H
+
+#include "../internal.h"
+
+/* A group's packed weights: blocks of ob output channels, each holding
+ * rows of ob floats, one row per (tap, input channel) of the group, in
+ * (tap, ic) order, or with kw_inner in (kd, kh, ic, kw) order.  Channels
+ * past C_out/G are zero. */
+typedef struct cpu_weight_layout {
+    int64_t ob;      /* channels per block */
+    int64_t blocks;  /* ceil(cog / ob) */
+    int kw_inner;    /* the W taps inside the input channels */
+    int64_t w_group; /* floats per group: blocks * k_volume * cig * ob */
+} cpu_weight_layout;
+
+/* The layout for blocks of ob channels; 0 when its size overflows a size_t
+ * of bytes. */
+CONVT3D_INTERNAL int cpu_weight_layout_make(const convt3d_shape *s, int64_t ob, int kw_inner,
+                                            cpu_weight_layout *out);
+
+/* Repacks PyTorch's weight [C_in][Cog][kD][kH][kW] (src) into dst, which
+ * holds G * w_group floats in layout l. */
+CONVT3D_INTERNAL void cpu_pack_weights_cio_to_blocks(const convt3d_shape *s, const float *src,
+                                                     const cpu_weight_layout *l, float *dst);
+
+#endif /* CONVT3D_CPU_WEIGHTS_H */
