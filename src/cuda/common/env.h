@@ -1,11 +1,14 @@
 /* The CUDA backend's environment overrides, for benchmarking (README):
  *   CONVT3D_CUDA_KERNEL=NAME|WORD  forces the CUDA implementation named NAME
- *       exactly, or the first in registry order whose name contains WORD
- *       (grouped, tiled, igemm, dwtile, depthwise, generic, ...) and which
- *       applies, preferring one the automatic walk would not pass over; when
- *       none applies, plan creation fails with CONVT3D_ERR_NOT_APPLICABLE
- *       (never a silent fallback).  The plan options' implementation (or
- *       CONVT3D_IMPLEMENTATION) wins over it.
+ *       exactly, or one whose name contains WORD (grouped, tiled, igemm,
+ *       dwtile, depthwise, generic, ...): the first in registry order that
+ *       applies and that the automatic walk would not pass over (e.g.
+ *       "grouped" where the phase planner picks a grouped variant), else the
+ *       first that applies (e.g. "grouped" where it picks tiled: the first
+ *       grouped variant for the W stride, 8 channels a thread before 4).
+ *       When none applies, plan creation fails with
+ *       CONVT3D_ERR_NOT_APPLICABLE, never a silent fallback.  The plan
+ *       options' implementation (or CONVT3D_IMPLEMENTATION) wins over it.
  *   CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse[,occ[,align]]]]  the phase
  *       kernel's tiling, where it fits (else ignored, with a note);
  *   CONVT3D_CUDA_IGEMM=wm,wn[,cs]  the implicit-GEMM kernel's block shape

@@ -204,20 +204,11 @@ int choose_rows(const dh_span &sd, const dh_span &sh, int rows, long long wsm, i
     return bz;
 }
 
-} // namespace
-
-bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *threads,
-                 unsigned grid[3], char *why, size_t why_size)
+/* The sizes and strides, the W run of a block (tx runs of kDwRun outputs)
+ * and the staged row's extent and pitch. */
+void fill_sizes_and_w_run(const convt3d_shape *s, dw_params *pp)
 {
-    if (!dwtile_shape_ok(s, why, why_size))
-        return false;
-    dw_params p;
-    memset(&p, 0, sizeof p);
-    if (!fill_w(s, &p)) {
-        snprintf(why, why_size, "more than %d taps in a W phase", kDwMaxWTaps);
-        return false;
-    }
-    const dh_span sd = fill_dh(s, 0, &p), sh = fill_dh(s, 1, &p);
+    dw_params &p = *pp;
     for (int d = 0; d < 3; d++) {
         p.in[d] = (int)s->in[d];
         p.out[d] = (int)s->out[d];
@@ -244,6 +235,23 @@ bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *thre
     }
     p.vec_ok = p.fast && ((p.worg % 4) + 4) % 4 == 0 && s->in[2] % 4 == 0 &&
                s->layout == CONVT3D_LAYOUT_NCDHW;
+}
+
+} // namespace
+
+bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *threads,
+                 unsigned grid[3], char *why, size_t why_size)
+{
+    if (!dwtile_shape_ok(s, why, why_size))
+        return false;
+    dw_params p;
+    memset(&p, 0, sizeof p);
+    if (!fill_w(s, &p)) {
+        snprintf(why, why_size, "more than %d taps in a W phase", kDwMaxWTaps);
+        return false;
+    }
+    const dh_span sd = fill_dh(s, 0, &p), sh = fill_dh(s, 1, &p);
+    fill_sizes_and_w_run(s, &p);
     const long long wsm = s->k[0] * s->k[1] * p.wrow;
     if (wsm * 4 > kDwSmemMax) {
         snprintf(why, why_size, "the channel's weights exceed %d bytes of shared memory",
