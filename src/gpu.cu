@@ -1,6 +1,8 @@
-/* CUDA backend: plan state, weight repacking on the device, streams, host
- * pointer staging, and CUDA error mapping.  Which kernel runs is decided in
- * gpu_plan.cu; the kernels are in gpu_*_kernel.h, launched by gpu_launch.cu.
+/* CUDA backend: the registry walk (which implementation of
+ * src/cuda/registry.cu runs a problem), the device limits it plans for,
+ * plan state, weight repacking on the device, streams, host pointer
+ * staging, and CUDA error mapping.  The kernel families live in
+ * src/cuda/<family>/, each with its planner and launch.
  *
  * Every CUDA call is checked; a failure comes back as a convt3d_status with
  * CUDA's own words in convt3d_last_error(), nothing is written to y, the plan
@@ -13,19 +15,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
 #include <new>
 
-#include "gpu_launch.h"
-#include "gpu_plan.h"
+#include "cuda/common/env.h"
+#include "cuda/common/pack.h"
+#include "cuda/registry.h"
 #include "internal.h"
 
 struct convt3d_backend_state {
     convt3d_shape shape;
     int ordinal;
-    ct3d::kernel_plan plan;
-    float *weight;    /* device, repacked: [g][ob][ic][tap][oc] (gpu_kernels.h) */
-    float *bias;      /* device, NULL without bias */
-    int *phase_table; /* device, for the depthwise and generic kernels */
+    ct3d::cuda_plan plan;
+    float *weight; /* device, repacked: [g][ob][ic][tap][oc] (cuda/common/types.h) */
+    float *bias;   /* device, NULL without bias */
+    void *extra;   /* device, the implementation's extras (cuda_impl.extras) or NULL */
 };
 
 /* Maps a CUDA error to a status with the call and CUDA's own words, and
@@ -72,13 +77,9 @@ struct device_guard {
     device_guard &operator=(const device_guard &) = delete;
 };
 
-static int verbose(void)
-{
-    const char *v = getenv("CONVT3D_VERBOSE");
-    return v && *v && strcmp(v, "0") != 0;
-}
+/* ---- device limits, queried once per ordinal ------------------------------ */
 
-static convt3d_status device_limits_of(int ordinal, ct3d::device_limits *lim)
+static convt3d_status query_limits(int ordinal, ct3d::device_limits *lim)
 {
     convt3d_status st = CONVT3D_SUCCESS;
     CUDA_TRY(cudaDeviceGetAttribute(&lim->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
@@ -93,11 +94,154 @@ out:
     return st;
 }
 
+/* Ordinals past this are queried every time. */
+enum { kCachedOrdinals = 64 };
+static ct3d::device_limits limits_cache[kCachedOrdinals];
+static int limits_ready[kCachedOrdinals]; /* 1 once limits_cache[i] holds the values */
+static pthread_mutex_t limits_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The limits of device ordinal (thread-safe; no context, no allocation). */
+static convt3d_status device_limits_of(int ordinal, ct3d::device_limits *lim)
+{
+    if (ordinal < 0 || ordinal >= kCachedOrdinals)
+        return query_limits(ordinal, lim);
+    if (!__atomic_load_n(&limits_ready[ordinal], __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&limits_lock);
+        convt3d_status st = CONVT3D_SUCCESS;
+        if (!limits_ready[ordinal] &&
+            (st = query_limits(ordinal, &limits_cache[ordinal])) == CONVT3D_SUCCESS)
+            __atomic_store_n(&limits_ready[ordinal], 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&limits_lock);
+        if (st != CONVT3D_SUCCESS)
+            return st;
+    }
+    *lim = limits_cache[ordinal];
+    return CONVT3D_SUCCESS;
+}
+
+/* ---- the registry walk ------------------------------------------------- */
+
+namespace ct3d {
+
+static const cuda_impl *impl_named(const char *name)
+{
+    for (int i = 0; i < cuda_impl_count(); i++)
+        if (strcmp(cuda_impl_at(i)->name, name) == 0)
+            return cuda_impl_at(i);
+    return nullptr;
+}
+
+static convt3d_status plan_has_blocks(const cuda_plan *k)
+{
+    if (k->blocks < 1)
+        return convt3d_fail(CONVT3D_ERR_INTERNAL, "CUDA plan for %s has no blocks",
+                            k->impl->name);
+    return CONVT3D_SUCCESS;
+}
+
+/* Entry e, forced: what `what` (the name, or the variable that named it)
+ * asked for. */
+static convt3d_status choose_forced(const cuda_impl &e, const convt3d_shape *s,
+                                    const device_limits &lim, const cuda_overrides &ov,
+                                    const char *what, cuda_plan *k)
+{
+    char why[256] = "";
+    if (!cuda_impl_plans(e, s, lim, ov, PLAN_FORCED, k, why, sizeof why))
+        return convt3d_fail(CONVT3D_ERR_NOT_APPLICABLE, "%s does not apply: %s", what, why);
+    return plan_has_blocks(k);
+}
+
+/* Whether entry e is taken in the walk (automatic: not passed over either);
+ * prints why not with verbose. */
+static bool walk_takes(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                       const cuda_overrides &ov, bool automatic, int verbose, cuda_plan *k)
+{
+    char why[256] = "";
+    if (!e.applicable(e, s, lim, why, sizeof why)) {
+        if (verbose)
+            fprintf(stderr, "convt3d: cuda: %s does not apply: %s\n", e.name, why);
+        return false;
+    }
+    if (automatic && e.passed_over && e.passed_over(e, s, lim, ov, why, sizeof why)) {
+        if (verbose)
+            fprintf(stderr, "convt3d: cuda: %s passed over: %s\n", e.name, why);
+        return false;
+    }
+    plan_init(k, e);
+    if (!e.plan(e, s, lim, ov, automatic ? PLAN_AUTOMATIC : PLAN_FORCED, k, why, sizeof why)) {
+        if (verbose)
+            fprintf(stderr, "convt3d: cuda: %s does not apply: %s\n", e.name, why);
+        return false;
+    }
+    return true;
+}
+
+/* CONVT3D_CUDA_KERNEL=WORD (env.h): the first entry whose name contains
+ * WORD that applies and is not passed over, else the first that applies. */
+static convt3d_status choose_by_word(const convt3d_shape *s, const device_limits &lim,
+                                     const cuda_overrides &ov, int verbose, cuda_plan *k)
+{
+    int matches = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < cuda_impl_count(); i++) {
+            const cuda_impl &e = *cuda_impl_at(i);
+            if (!strstr(e.name, ov.kernel))
+                continue;
+            matches++;
+            if (pass == 0) {
+                char why[256] = "";
+                if (!e.applicable(e, s, lim, why, sizeof why) ||
+                    (e.passed_over && e.passed_over(e, s, lim, ov, why, sizeof why)))
+                    continue;
+                plan_init(k, e);
+                if (e.plan(e, s, lim, ov, PLAN_FORCED, k, why, sizeof why))
+                    return plan_has_blocks(k);
+            } else if (walk_takes(e, s, lim, ov, false, verbose, k)) {
+                return plan_has_blocks(k);
+            }
+        }
+    if (!matches)
+        return convt3d_fail(CONVT3D_ERR_UNKNOWN_IMPLEMENTATION,
+                            "CONVT3D_CUDA_KERNEL=%s: no CUDA implementation's name contains it",
+                            ov.kernel);
+    return convt3d_fail(CONVT3D_ERR_NOT_APPLICABLE,
+                        "CONVT3D_CUDA_KERNEL=%s does not apply: no CUDA implementation whose "
+                        "name contains it applies (CONVT3D_VERBOSE=1 says why)",
+                        ov.kernel);
+}
+
+convt3d_status cuda_choose(const convt3d_shape *s, const device_limits &lim,
+                           const cuda_overrides &ov, const char *force, int verbose,
+                           cuda_plan *k)
+{
+    if (force) {
+        const cuda_impl *e = impl_named(force);
+        if (!e)
+            return convt3d_fail(CONVT3D_ERR_UNKNOWN_IMPLEMENTATION,
+                                "no CUDA implementation is named %s", force);
+        return choose_forced(*e, s, lim, ov, force, k);
+    }
+    if (ov.kernel) {
+        const cuda_impl *e = impl_named(ov.kernel);
+        if (!e)
+            return choose_by_word(s, lim, ov, verbose, k);
+        char what[160];
+        snprintf(what, sizeof what, "CONVT3D_CUDA_KERNEL=%s", ov.kernel);
+        return choose_forced(*e, s, lim, ov, what, k);
+    }
+    for (int i = 0; i < cuda_impl_count(); i++)
+        if (walk_takes(*cuda_impl_at(i), s, lim, ov, true, verbose, k))
+            return plan_has_blocks(k);
+    return convt3d_fail(CONVT3D_ERR_INTERNAL, "no CUDA implementation applies");
+}
+
+} // namespace ct3d
+
 /* Repacks the weights (host or device pointer) into s->weight, on the device. */
 static convt3d_status pack_weights(convt3d_backend_state *s, const float *weight, int on_device)
 {
     convt3d_status st = CONVT3D_SUCCESS;
-    const ct3d::kernel_plan &k = s->plan;
+    const ct3d::cuda_plan &k = s->plan;
     float *raw = NULL;
     const float *src = weight;
     int64_t total;
@@ -112,7 +256,8 @@ static convt3d_status pack_weights(convt3d_backend_state *s, const float *weight
         CUDA_TRY(cudaMemcpy(raw, weight, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(weights)");
         src = raw;
     }
-    CUDA_TRY(ct3d::launch_pack(k.simple, src, s->weight, total, 0), "launching the weight repack");
+    CUDA_TRY(ct3d::launch_pack(&s->shape, k.ocb, k.nocb, src, s->weight, total, 0),
+             "launching the weight repack");
     CUDA_TRY(cudaStreamSynchronize(0), "cudaStreamSynchronize(weight repack)");
 out:
     cudaFree(raw);
@@ -126,13 +271,12 @@ static convt3d_status gpu_create(const convt3d_shape *shape, int ordinal,
 {
     const float *weight = (const float *)weight_v;
     const float *bias = (const float *)bias_v;
-    const char *force = req->force ? req->force : getenv("CONVT3D_CUDA_KERNEL");
     device_guard guard(ordinal);
     if (guard.err != cudaSuccess)
         return cuda_fail(guard.err, "cudaSetDevice");
     convt3d_status st = CONVT3D_SUCCESS;
     ct3d::device_limits lim;
-    int *table = NULL;
+    const ct3d::cuda_impl *impl;
     convt3d_backend_state *s = new (std::nothrow) convt3d_backend_state();
     if (!s)
         return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CUDA plan state");
@@ -140,14 +284,10 @@ static convt3d_status gpu_create(const convt3d_shape *shape, int ordinal,
     s->ordinal = ordinal;
     if ((st = device_limits_of(ordinal, &lim)) != CONVT3D_SUCCESS)
         goto out;
-    if ((st = ct3d::plan_kernel(shape, lim, force, getenv("CONVT3D_CUDA_TILE"), &s->plan)) !=
-        CONVT3D_SUCCESS)
+    if ((st = ct3d::cuda_choose(shape, lim, ct3d::overrides_from_env(), req->force, req->verbose,
+                                &s->plan)) != CONVT3D_SUCCESS)
         goto out;
-    if (req->force && strcmp(req->force, s->plan.name) != 0) {
-        st = convt3d_fail(CONVT3D_ERR_NOT_APPLICABLE, "%s does not apply: %s", req->force,
-                          s->plan.why[0] ? s->plan.why : "the CUDA planner chose another kernel");
-        goto out;
-    }
+    impl = s->plan.impl;
     if ((st = pack_weights(s, weight, weights_on_device)) != CONVT3D_SUCCESS)
         goto out;
     if (shape->has_bias) {
@@ -157,80 +297,37 @@ static convt3d_status gpu_create(const convt3d_shape *shape, int ordinal,
         CUDA_TRY(cudaMemcpy(s->bias, bias, (size_t)shape->cout * sizeof(float), kind),
                  "cudaMemcpy(bias)");
     }
-    {
-        const long long n = ct3d::phase_table_ints(shape);
-        table = (int *)malloc((size_t)n * sizeof(int));
-        if (!table) {
-            st = convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "phase table (%lld ints)", n);
-            goto out;
-        }
-        ct3d::phase_table_fill(shape, table, s->plan.simple.phase_off, s->plan.simple.phase_by_o);
-        CUDA_TRY(cudaMalloc(&s->phase_table, (size_t)n * sizeof(int)), "cudaMalloc(phase table)");
-        CUDA_TRY(cudaMemcpy(s->phase_table, table, (size_t)n * sizeof(int),
-                            cudaMemcpyHostToDevice),
-                 "cudaMemcpy(phase table)");
-    }
-    CUDA_TRY(ct3d::prepare_kernel(s->plan, lim.smem_optin), "cudaFuncSetAttribute(phase kernel)");
-    if (verbose()) {
+    if (impl->extras)
+        CUDA_TRY(impl->extras(s->plan, shape, &s->extra), "the implementation's device extras");
+    if (impl->prepare)
+        CUDA_TRY(impl->prepare(s->plan, lim.smem_optin), "cudaFuncSetAttribute(shared memory)");
+    if (req->verbose) {
         char desc[512];
-        ct3d::plan_describe(s->plan, desc, sizeof desc);
+        impl->describe(s->plan, desc, sizeof desc);
         fprintf(stderr, "convt3d: cuda:%d %s\n", ordinal, desc);
     }
-    free(table);
     *state = s;
-    *kernel_name = s->plan.name;
+    *kernel_name = impl->name;
     return CONVT3D_SUCCESS;
 out:
-    free(table);
     cudaFree(s->weight);
     cudaFree(s->bias);
-    cudaFree(s->phase_table);
+    cudaFree(s->extra);
     delete s;
     return st;
 }
-
 
 /* Enqueues the plan's kernel on stream (x, y device pointers). */
 static convt3d_status launch(const convt3d_backend_state *s, const float *x, float *y,
                              cudaStream_t stream)
 {
-    const ct3d::kernel_plan &k = s->plan;
-    const convt3d_shape &sh = s->shape;
-    const int ndhwc = sh.layout == CONVT3D_LAYOUT_NDHWC;
+    const ct3d::cuda_plan &k = s->plan;
     cudaGetLastError(); /* a stale, non-sticky error is not this launch's */
-    cudaError_t err;
-    if (k.kind == ct3d::KERNEL_PHASE) {
-        ct3d::phase_params p = k.phase;
-        p.x = x;
-        p.w = s->weight;
-        p.bias = s->bias;
-        p.y = y;
-        p.vec_store = ct3d::aligned16(y) && (ndhwc ? sh.cout % 4 == 0 && sh.cog % 4 == 0
-                                             : sh.out[2] % 4 == 0);
-        err = ct3d::launch_phase(k, p, stream);
-    } else if (k.kind == ct3d::KERNEL_IGEMM) {
-        ct3d::igemm_params p = k.igemm;
-        p.x = x;
-        p.w = s->weight;
-        p.bias = s->bias;
-        p.y = y;
-        err = ct3d::launch_igemm(k.ig, p, k.smem_bytes, stream);
-    } else if (k.kind == ct3d::KERNEL_DWTILE) {
-        err = ct3d::launch_dwtile(k, k.dw, x, s->weight, s->bias, y, stream);
-    } else {
-        ct3d::simple_params p = k.simple;
-        p.x = x;
-        p.w = s->weight;
-        p.bias = s->bias;
-        p.y = y;
-        p.phase = s->phase_table;
-        p.vec_store = ct3d::aligned16(y) && (ndhwc ? sh.cout % 4 == 0 : sh.out[2] % 4 == 0);
-        err = k.kind == ct3d::KERNEL_DEPTHWISE ? ct3d::launch_depthwise(k, p, stream)
-                                               : ct3d::launch_generic(k, p, stream);
-    }
+    const ct3d::cuda_args args = {x, s->weight, s->bias, y, s->extra};
+    const cudaError_t err = k.impl->launch(k, &s->shape, args, stream);
     if (err != cudaSuccess) {
         char what[96];
-        snprintf(what, sizeof what, "launching %s", k.name);
+        snprintf(what, sizeof what, "launching %s", k.impl->name);
         return cuda_fail(err, what);
     }
     return CONVT3D_SUCCESS;
@@ -283,37 +380,46 @@ static void gpu_destroy(convt3d_backend_state *s)
     device_guard guard(s->ordinal);
     cudaFree(s->weight);
     cudaFree(s->bias);
-    cudaFree(s->phase_table);
+    cudaFree(s->extra);
     delete s;
 }
 
-/* ---- registry (transitional) ------------------------------------------- */
+/* ---- the registry, as the dispatcher sees it --------------------------- */
 
-static const char *const impl_names[] = {
-    "cuda/f32_dwtile_run8",         "cuda/f32_dwtile_run8_slotwise", "cuda/f32_igemm_8x8",
-    "cuda/f32_phase_grouped_2x4x8", "cuda/f32_phase_grouped_2x4x4",  "cuda/f32_phase_grouped_1x8x8",
-    "cuda/f32_phase_grouped_1x8x4", "cuda/f32_phase_tiled_2x4x8",    "cuda/f32_phase_tiled_2x4x4",
-    "cuda/f32_phase_tiled_1x8x8",   "cuda/f32_phase_tiled_1x8x4",    "cuda/f32_depthwise_phase_4",
-    "cuda/f32_direct_generic",
-};
-static const int n_impls = (int)(sizeof impl_names / sizeof impl_names[0]);
-
-static int gpu_impl_count(void) { return n_impls; }
+static int gpu_impl_count(void) { return ct3d::cuda_impl_count(); }
 
 static const char *gpu_impl_name(int index)
 {
-    return index >= 0 && index < n_impls ? impl_names[index] : NULL;
+    const ct3d::cuda_impl *e = ct3d::cuda_impl_at(index);
+    return e ? e->name : NULL;
 }
 
+/* Exactly what forcing the entry does in create, short of device memory:
+ * the same limits, overrides and planning. */
 static convt3d_status gpu_impl_applies(int index, const convt3d_shape *shape, int ordinal,
                                        const convt3d_request *req, char *why, size_t why_size)
 {
-    (void)index;
-    (void)shape;
-    (void)ordinal;
     (void)req;
-    (void)why;
-    (void)why_size;
+    const ct3d::cuda_impl *e = ct3d::cuda_impl_at(index);
+    if (!e)
+        return convt3d_fail(CONVT3D_ERR_INTERNAL, "no CUDA implementation %d", index);
+    ct3d::device_limits lim;
+    const convt3d_status st = device_limits_of(ordinal, &lim);
+    if (st != CONVT3D_SUCCESS)
+        return st;
+    ct3d::cuda_plan *k = new (std::nothrow) ct3d::cuda_plan;
+    if (!k)
+        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CUDA plan");
+    const bool plans = ct3d::cuda_impl_plans(*e, shape, lim, ct3d::overrides_from_env(),
+                                             ct3d::PLAN_FORCED, k, why, why_size);
+    const bool blocks = plans && k->blocks >= 1;
+    delete k;
+    if (!plans)
+        return CONVT3D_ERR_NOT_APPLICABLE;
+    if (!blocks) {
+        snprintf(why, why_size, "the plan has no blocks");
+        return CONVT3D_ERR_NOT_APPLICABLE;
+    }
     return CONVT3D_SUCCESS;
 }
 

@@ -1,18 +1,20 @@
-// Host emulator of the CUDA kernels' block bodies (gpu_phase_kernel.h,
-// gpu_igemm_kernel.h): checks them against convt3d_reference() on a machine
+// Host emulator of the CUDA kernels' block bodies (src/cuda/phase/kernel.cuh,
+// src/cuda/igemm/kernel.cuh): checks them against convt3d_reference() on a machine
 // without a GPU.  A block's threads run as pthreads, __syncthreads() and the
 // cluster barrier as pthread barriers, cp.async as plain copies; shared
 // memory starts as NaN so that a read of something nobody wrote shows.
-// Built and run by `make emulate` (tests/gpu_emulate.sh), under ASan and
-// UBSan; not part of make check (it needs a C++ compiler and CUDA's headers).
+// Built and run by `make emulate` (Makefile.am: this file and the planners,
+// src/cuda/*/plan.cu, compiled for the host under ASan and UBSan); not part
+// of make check (it needs a C++ compiler and CUDA's headers).
 //
 //   gpu_emulate phase|igemm COUNT SEED [KERNEL]
 //
 // COUNT random problems (even ones with small-integer data, compared
 // exactly; odd ones uniform, relative L2 error <= 1e-5), plans from the
-// planner with H200 limits; phase: KERNEL is CONVT3D_CUDA_KERNEL's value
-// (grouped, tiled or "" for the planner's choice), a third of the problems
-// with a random CONVT3D_CUDA_TILE; igemm: every block shape and cluster size.
+// planner with H200 limits; phase: KERNEL is grouped or tiled (the forced
+// variants, with 4, 8 or the planner's channels a thread) or "" (the phase
+// planner's own choice), a third of the problems with a random
+// CONVT3D_CUDA_TILE; igemm: every block shape and cluster size.
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,9 +23,10 @@
 
 #include <vector>
 
-#include "gpu_igemm_kernel.h"
-#include "gpu_phase_kernel.h"
-#include "gpu_plan.h"
+#include "cuda/igemm/kernel.cuh"
+#include "cuda/igemm/plan.h"
+#include "cuda/phase/kernel.cuh"
+#include "cuda/phase/plan.h"
 
 using namespace ct3d;
 
@@ -230,15 +233,16 @@ void (*phase_body_for_features(int f))(const emu_thread &)
     }
 }
 
-void (*phase_body_for(const kernel_plan &k))(const emu_thread &)
+void (*phase_body_for(const phase_plan &k))(const emu_thread &)
 {
-    const int f = phase_features(k.phase);
+    const int f = phase_features(k.p);
     if (k.sw == 2)
         return k.oct == 8 ? phase_body_for_features<2, 4, 8>(f) : phase_body_for_features<2, 4, 4>(f);
     return k.oct == 8 ? phase_body_for_features<1, 8, 8>(f) : phase_body_for_features<1, 8, 4>(f);
 }
 
-/* Returns 1 on failure, 0 on success, -1 when the planner chose another kernel. */
+/* Returns 1 on failure, 0 on success, -1 when the phase kernel does not
+ * take the problem. */
 int run_phase(int i, const char *force)
 {
     const convt3d_layout layout = rand_in(0, 1) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
@@ -247,20 +251,26 @@ int run_phase(int i, const char *force)
     const bool forced = rand_in(0, 2) == 0;
     snprintf(tile, sizeof tile, "%d,%d,%d,%d,%d,1,%d,1,%d", rand_in(1, 8), 1 << rand_in(0, 3),
              1 << rand_in(0, 2), rand_in(1, 4), rand_in(1, 9), rand_in(0, 1), rand_in(0, 1));
-    kernel_plan k;
-    if (plan_kernel(&d.s, kH200, force, forced ? tile : nullptr, &k) != CONVT3D_SUCCESS ||
-        k.kind != KERNEL_PHASE)
+    static const int octs[] = {0, 4, 8};
+    const int want_all = strcmp(force, "grouped") == 0 ? 1 : strcmp(force, "tiled") == 0 ? 0 : -1;
+    const int oct = want_all < 0 ? 0 : octs[rand_in(0, 2)];
+    char why[160], note[160] = "";
+    phase_plan k;
+    if (!phase_kernel_applies(&d.s, why, sizeof why) ||
+        !plan_phase(&d.s, kH200, want_all, oct, forced ? tile : nullptr, &k, note, sizeof note))
         return -1;
-    std::vector<float> w = pack_weights(d, k.ocb, k.nocb), y(d.s.y_elems, NAN);
-    phase_params p = k.phase;
+    std::vector<float> w = pack_weights(d, k.p.ocb, k.p.nocb), y(d.s.y_elems, NAN);
+    phase_params p = k.p;
     p.x = d.x.data();
     p.w = w.data();
     p.bias = d.p.has_bias ? d.b.data() : nullptr;
     p.y = y.data();
     p.vec_store = 0;
-    emulate_cluster(1, p.nthreads, k.smem_bytes / sizeof(float), phase_body_for(k), &p);
+    emulate_cluster(1, p.nthreads, k.smem / sizeof(float), phase_body_for(k), &p);
     char what[600];
-    plan_describe(k, what, sizeof what);
+    snprintf(what, sizeof what, "%s toc%d tx%d ty%d tz%d ks%d cic%d fuse_w %d%s%s",
+             phase_name(k.all, k.sw, k.oct), p.toc, p.tx, p.ty, p.tz, p.ks, p.cic, p.fuse_w,
+             note[0] ? "; " : "", note);
     return check(d, y, what) ? 0 : 1;
 }
 

@@ -1,15 +1,23 @@
-/* GPU-specific cases of the CUDA backend: the stream variant, device vs host
- * pointers (bitwise equal), determinism, every kernel forced through
- * CONVT3D_CUDA_KERNEL / CONVT3D_CUDA_TILE, the bench shapes scaled down, the
- * caller's current device kept, several GPUs (cuda:N), concurrent execute on
- * one plan, CUDA error mapping (out of device memory), and, with
- * CONVT3D_TEST_BIG=1, tensors past 2^31 elements.  Every case skips, with
- * the reason in the runner's summary, without a GPU. */
+/* The CUDA backend's own test program (tests/test_gpu): the stream variant,
+ * device vs host pointers (bitwise equal), determinism, every CUDA
+ * implementation of the library (enumerated through
+ * convt3d_implementation_count/name/device, so a new kernel is tested
+ * without edits here) forced by its exact name on the bench shapes scaled
+ * down, random and edge-case problems it says it applies to -- each plan's
+ * name checked against the forced one, and convt3d_implementation_applies()
+ * checked against what forcing does -- with tilings forced through
+ * CONVT3D_CUDA_TILE / CONVT3D_CUDA_IGEMM; the caller's current device kept,
+ * several GPUs (cuda:N), concurrent execute on one plan, CUDA error mapping
+ * (out of device memory), and, with CONVT3D_TEST_BIG=1, tensors past 2^31
+ * elements.  Exits 77 (automake: SKIP) in a build without CUDA or on a
+ * machine without a CUDA device. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <CUnit/Basic.h>
 
 #include "internal.h"
 #include "test_util.h"
@@ -19,14 +27,8 @@
 
 #define TOL 1e-5
 
-static int skip_without_gpu(void)
-{
-    if (gpu_skip_reason()) {
-        gpu_cases_skipped++;
-        return 1;
-    }
-    return 0;
-}
+/* main() exits 77 before any case runs without a device. */
+static int skip_without_gpu(void) { return 0; }
 
 static float *dev_copy(const float *h, int64_t n)
 {
@@ -91,18 +93,26 @@ static void report(const convt3d_problem *p, const char *what, const char *detai
     printf("\n  FAILED: %s: %s\n    problem: %s\n", what, detail, desc);
 }
 
-/* Plan on cuda:0 from device weights, run on `stream` with device pointers,
- * compare with the reference; returns the kernel name in name (if given). */
-static int run_on_stream(const problem_data *d, cudaStream_t stream, const char **name,
-                         float *out_host)
+/* Plan on cuda:0 from device weights (implementation impl forced by name,
+ * NULL: the library's choice), run on `stream` with device pointers, copy y
+ * to out_host; returns the kernel name in name (if given). */
+static int run_impl_on_stream(const problem_data *d, const char *impl, cudaStream_t stream,
+                              const char **name, float *out_host)
 {
     convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
     convt3d_plan *plan = NULL;
+    convt3d_plan_options opts;
+    convt3d_plan_options_init(&opts);
+    opts.implementation = impl;
     float *dy = dev_copy(NULL, d->ny);
     int ok = dy != NULL;
-    if (ok && convt3d_plan_create(&plan, &d->p, gpu, d->dw, d->p.has_bias ? d->db : NULL) !=
-                  CONVT3D_SUCCESS) {
-        report(&d->p, "plan_create", convt3d_last_error());
+    if (ok && convt3d_plan_create_ex(&plan, &d->p, gpu, d->dw, d->p.has_bias ? d->db : NULL,
+                                     &opts) != CONVT3D_SUCCESS) {
+        report(&d->p, impl ? impl : "plan_create", convt3d_last_error());
+        ok = 0;
+    }
+    if (ok && impl && strcmp(convt3d_plan_kernel_name(plan), impl) != 0) {
+        report(&d->p, impl, "the plan runs another implementation");
         ok = 0;
     }
     if (ok && name)
@@ -120,6 +130,12 @@ static int run_on_stream(const problem_data *d, cudaStream_t stream, const char 
     convt3d_plan_destroy(plan);
     cudaFree(dy);
     return ok;
+}
+
+static int run_on_stream(const problem_data *d, cudaStream_t stream, const char **name,
+                         float *out_host)
+{
+    return run_impl_on_stream(d, NULL, stream, name, out_host);
 }
 
 static int compare(const problem_data *d, const float *y, int exact, const char *what)
@@ -197,72 +213,136 @@ static convt3d_problem bench_like(int i)
     return p;
 }
 
-static const char *const kernel_families[] = {"", "grouped", "tiled", "depthwise", "generic",
-                                              "dwtile", "igemm"};
+/* ---- every CUDA implementation, enumerated ------------------------------ */
 
-static void check_forced(const convt3d_problem *p, const char *family, const char *tile,
-                         uint64_t seed)
+enum { MAX_IMPLS = 64 };
+
+/* The CUDA implementations of this library, in registry order. */
+static int cuda_impls(const char *names[MAX_IMPLS])
 {
-    if (*family)
-        setenv("CONVT3D_CUDA_KERNEL", family, 1);
-    else
-        unsetenv("CONVT3D_CUDA_KERNEL");
-    /* the implicit-GEMM kernel takes its tiling from a variable of its own */
-    const char *tile_var = strcmp(family, "igemm") == 0 ? "CONVT3D_CUDA_IGEMM" : "CONVT3D_CUDA_TILE";
-    if (tile)
-        setenv(tile_var, tile, 1);
-    else
-        unsetenv(tile_var);
-    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
-    check_result res = check_backend(p, gpu, seed, DEVICE_POINTERS, TOL);
-    if (!res.ok)
-        printf("\n  (CONVT3D_CUDA_KERNEL=%s %s=%s)", family, tile_var, tile ? tile : "");
-    assert_check(&res, p, seed);
-    unsetenv("CONVT3D_CUDA_KERNEL");
-    unsetenv(tile_var);
+    int n = 0;
+    for (int i = 0; i < convt3d_implementation_count() && n < MAX_IMPLS; i++)
+        if (convt3d_implementation_device(i) == CONVT3D_DEVICE_CUDA)
+            names[n++] = convt3d_implementation_name(i);
+    return n;
 }
 
+static int applies(const char *name, const convt3d_problem *p)
+{
+    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+    return convt3d_implementation_applies(name, p, gpu, NULL) == CONVT3D_SUCCESS;
+}
+
+/* impl forced by name on p (it applies): the plan says impl, and y matches
+ * the reference bit-exactly on small-integer data and within TOL (relative
+ * L2; max abs 1e-4 where the result cancels) on uniform data. */
+static int check_impl(const convt3d_problem *p, const char *impl, uint64_t seed)
+{
+    int ok = 1;
+    for (int exact = 1; exact >= 0 && ok; exact--) {
+        problem_data d;
+        ok = data_make(&d, p, seed + (uint64_t)exact, exact);
+        float *y = ok ? malloc((size_t)d.ny * sizeof(float)) : NULL;
+        ok = ok && y && run_impl_on_stream(&d, impl, 0, NULL, y);
+        if (ok && !exact && !(rel_l2_error(y, d.ref, d.ny) <= TOL) &&
+            max_abs_error(y, d.ref, d.ny) <= 1e-4)
+            ; /* cancellation: the absolute error is what fp32 can do */
+        else if (ok)
+            ok = compare(&d, y, exact, impl);
+        free(y);
+        data_free(&d);
+    }
+    if (!ok)
+        printf("    (forced %s, seed %llu)\n", impl, (unsigned long long)seed);
+    return ok;
+}
+
+/* The bench suite's shapes at a quarter of their size, both layouts: the
+ * library's choice, then every CUDA implementation that applies, forced. */
 static void test_bench_shapes_each_kernel(void)
 {
     if (skip_without_gpu())
         return;
+    const char *names[MAX_IMPLS];
+    const int n = cuda_impls(names);
+    CU_ASSERT_FATAL(n > 0);
     for (int i = 0; i < 6; i++)
-        for (int layout = 0; layout < 2; layout++)
-            for (size_t f = 0; f < sizeof kernel_families / sizeof *kernel_families; f++) {
-                convt3d_problem p = bench_like(i);
-                p.layout = (convt3d_layout)layout;
-                check_forced(&p, kernel_families[f], NULL, 1000 + 10 * i + layout);
-            }
+        for (int layout = 0; layout < 2; layout++) {
+            convt3d_problem p = bench_like(i);
+            p.layout = (convt3d_layout)layout;
+            convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+            check_result res = check_backend(&p, gpu, 1000 + 10 * i + layout, DEVICE_POINTERS, TOL);
+            assert_check(&res, &p, 1000 + 10 * i + layout);
+            for (int k = 0; k < n; k++)
+                if (applies(names[k], &p))
+                    CU_ASSERT(check_impl(&p, names[k], 2000 + 10 * i + layout));
+        }
 }
 
-/* The forced kernel shows in the plan's name when it applies. */
-static void test_kernel_names(void)
+/* convt3d_implementation_applies() is exact: forcing an implementation by
+ * name succeeds (and names it) iff it says it applies, and otherwise fails
+ * with CONVT3D_ERR_NOT_APPLICABLE, never running another one. */
+static void test_applies_is_exact(void)
 {
     if (skip_without_gpu())
         return;
-    convt3d_problem p = bench_like(0);
-    problem_data d;
-    CU_ASSERT_FATAL(data_make(&d, &p, 3, 1));
-    float *y = malloc((size_t)d.ny * sizeof(float));
-    static const char *const want[] = {"cuda/f32_phase_", "grouped", "tiled", "generic"};
-    static const char *const set[] = {"", "grouped", "tiled", "generic"};
-    for (int i = 0; i < 4; i++) {
-        const char *name = "";
-        if (*set[i])
-            setenv("CONVT3D_CUDA_KERNEL", set[i], 1);
-        CU_ASSERT(run_on_stream(&d, 0, &name, y) && compare(&d, y, 1, set[i]));
-        CU_ASSERT_PTR_NOT_NULL(strstr(name, want[i]));
-        unsetenv("CONVT3D_CUDA_KERNEL");
+    const char *names[MAX_IMPLS];
+    const int n = cuda_impls(names);
+    rng r = rng_make(test_seed() * 41 + 3);
+    int taken[MAX_IMPLS] = {0};
+    for (int i = 0; i < 60; i++) {
+        const convt3d_problem p = i < 12 ? bench_like(i % 6) : random_problem(&r, 4e5, 40000);
+        problem_data d;
+        CU_ASSERT_FATAL(data_make(&d, &p, 5 + i, 1));
+        convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+        for (int k = 0; k < n; k++) {
+            const int yes = applies(names[k], &p);
+            convt3d_plan_options opts;
+            convt3d_plan_options_init(&opts);
+            opts.implementation = names[k];
+            convt3d_plan *plan = NULL;
+            const convt3d_status st =
+                convt3d_plan_create_ex(&plan, &p, gpu, d.dw, p.has_bias ? d.db : NULL, &opts);
+            CU_ASSERT_EQUAL(st, yes ? CONVT3D_SUCCESS : CONVT3D_ERR_NOT_APPLICABLE);
+            if (st != (yes ? CONVT3D_SUCCESS : CONVT3D_ERR_NOT_APPLICABLE))
+                report(&p, names[k], convt3d_last_error());
+            if (st == CONVT3D_SUCCESS) {
+                CU_ASSERT_STRING_EQUAL(convt3d_plan_kernel_name(plan), names[k]);
+                taken[k]++;
+            } else {
+                CU_ASSERT_PTR_NOT_NULL(strstr(convt3d_last_error(), "does not apply"));
+            }
+            convt3d_plan_destroy(plan);
+        }
+        data_free(&d);
     }
-    free(y);
+    /* CONVT3D_CUDA_KERNEL set to something that does not apply fails too */
+    convt3d_problem p = bench_like(5); /* not depthwise */
+    problem_data d;
+    CU_ASSERT_FATAL(data_make(&d, &p, 77, 1));
+    setenv("CONVT3D_CUDA_KERNEL", "cuda/f32_depthwise_phase_4", 1);
+    convt3d_plan *plan = NULL;
+    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+    CU_ASSERT_EQUAL(convt3d_plan_create(&plan, &p, gpu, d.dw, NULL), CONVT3D_ERR_NOT_APPLICABLE);
+    setenv("CONVT3D_CUDA_KERNEL", "dwtile", 1);
+    CU_ASSERT_EQUAL(convt3d_plan_create(&plan, &p, gpu, d.dw, NULL), CONVT3D_ERR_NOT_APPLICABLE);
+    setenv("CONVT3D_CUDA_KERNEL", "tiled", 1);
+    CU_ASSERT_EQUAL_FATAL(convt3d_plan_create(&plan, &p, gpu, d.dw, NULL), CONVT3D_SUCCESS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(convt3d_plan_kernel_name(plan), "_tiled_"));
+    convt3d_plan_destroy(plan);
+    unsetenv("CONVT3D_CUDA_KERNEL");
     data_free(&d);
+    for (int k = 0; k < n; k++)
+        if (!taken[k])
+            printf("(%s applied to none of these problems) ", names[k]);
 }
 
-/* Random problems with each kernel forced and odd tilings: partial chunks,
- * one-thread-wide tiles, channel sub-blocks wider than Cog, input-channel
- * slices (ks 2 and 4, more slices than some chunks' channels), the fused W
- * slot pair off; for the implicit-GEMM kernel every compiled block shape
- * and cluster sizes 1 to 8 (more ranks than some tiles' K steps). */
+/* Every CUDA implementation on random problems it applies to (up to `per`
+ * each), and with odd tilings for the phase and implicit-GEMM kernels:
+ * partial chunks, one-thread-wide tiles, channel sub-blocks wider than Cog,
+ * input-channel slices (ks 2 and 4, more slices than some chunks'
+ * channels), the fused W slot pair off; every compiled block shape and
+ * cluster sizes 1 to 8 (more ranks than some tiles' K steps). */
 static void test_random_forced(void)
 {
     if (skip_without_gpu())
@@ -272,20 +352,82 @@ static void test_random_forced(void)
                                         "4,2,2,4,8,2", "2,2,2,8,6,4",   "4,2,1,4,8,2,0"};
     static const char *const igemm_tiles[] = {NULL,    "2,4,1", "4,2,2", "2,2,4", "4,1,8",
                                               "1,4,2", "2,1,1", "2,4,8", "4,1,1"};
+    const char *names[MAX_IMPLS];
+    const int n = cuda_impls(names);
     const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
-    const int per = count_env && *count_env ? (atoi(count_env) + 9) / 10 : 20;
+    const int per = count_env && *count_env ? (atoi(count_env) + 9) / 10 : 12;
     rng r = rng_make(test_seed() * 31 + 5);
-    for (size_t f = 1; f < sizeof kernel_families / sizeof *kernel_families; f++)
+    for (int k = 0; k < n; k++) {
+        const int phase = strstr(names[k], "_phase_") && !strstr(names[k], "depthwise");
+        const int igemm = strstr(names[k], "igemm") != NULL;
+        const char *tile_var = igemm ? "CONVT3D_CUDA_IGEMM" : "CONVT3D_CUDA_TILE";
+        int ran = 0;
         for (size_t t = 0; t < sizeof tiles / sizeof *tiles; t++) {
-            const int igemm = strcmp(kernel_families[f], "igemm") == 0;
-            if (t > 0 && f > 2 && !igemm)
-                continue; /* tilings apply to the phase and implicit-GEMM kernels only */
-            for (int i = 0; i < per; i++) {
-                const uint64_t seed = rng_next(&r);
+            if (t > 0 && !phase && !igemm)
+                break; /* tilings apply to the phase and implicit-GEMM kernels only */
+            const char *tile = igemm ? igemm_tiles[t] : tiles[t];
+            if (tile)
+                setenv(tile_var, tile, 1);
+            /* depthwise kernels need depthwise problems: make some */
+            for (int i = 0, tries = 0; i < per && tries < 400 * per; tries++) {
                 convt3d_problem p = random_problem(&r, 4e5, 40000);
-                check_forced(&p, kernel_families[f], igemm ? igemm_tiles[t] : tiles[t], seed);
+                if (strstr(names[k], "dwtile") || strstr(names[k], "depthwise")) {
+                    p.groups = p.in_channels = p.out_channels = rng_int(&r, 1, 12);
+                    if (convt3d_validate(&p) != CONVT3D_SUCCESS)
+                        continue;
+                }
+                if (!applies(names[k], &p))
+                    continue;
+                CU_ASSERT(check_impl(&p, names[k], rng_next(&r)));
+                if (tile && !ran)
+                    printf("(%s=%s) ", tile_var, tile);
+                i++;
+                ran++;
             }
+            unsetenv(tile_var);
         }
+        if (!ran)
+            printf("(%s: no random problem it applies to) ", names[k]);
+    }
+}
+
+/* Edge cases for every CUDA implementation that takes them: one element,
+ * 1-tap kernels, strides larger than the output, dilations, output
+ * padding, odd group counts, W runs that are not a multiple of 4. */
+static void test_edge_cases(void)
+{
+    if (skip_without_gpu())
+        return;
+    const char *names[MAX_IMPLS];
+    const int n = cuda_impls(names);
+    convt3d_problem edge[12];
+    edge[0] = make_problem(1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, CONVT3D_LAYOUT_NCDHW);
+    edge[1] = make_problem(1, 3, 5, 1, 2, 3, 5, 1, 3, 0, 2, 0, CONVT3D_LAYOUT_NCDHW);
+    edge[2] = make_problem(2, 4, 4, 4, 3, 2, 7, 3, 2, 2, 1, 1, CONVT3D_LAYOUT_NCDHW);
+    edge[3] = make_problem(1, 6, 9, 3, 2, 5, 3, 2, 5, 1, 3, 1, CONVT3D_LAYOUT_NCDHW);
+    edge[4] = make_problem(1, 32, 64, 1, 2, 3, 5, 2, 2, 0, 0, 1, CONVT3D_LAYOUT_NCDHW);
+    edge[5] = make_problem(1, 8, 8, 8, 3, 4, 13, 3, 1, 1, 0, 0, CONVT3D_LAYOUT_NCDHW);
+    edge[6] = make_problem(1, 5, 7, 1, 1, 1, 17, 4, 2, 1, 1, 1, CONVT3D_LAYOUT_NCDHW);
+    edge[7] = make_problem(1, 16, 16, 16, 2, 3, 9, 4, 2, 1, 0, 1, CONVT3D_LAYOUT_NCDHW);
+    edge[8] = make_problem(1, 2, 2, 2, 4, 4, 4, 3, 1, 0, 0, 0, CONVT3D_LAYOUT_NCDHW);
+    edge[8].dilation[0] = 2, edge[8].dilation[2] = 2;
+    edge[9] = make_problem(1, 4, 4, 1, 3, 3, 6, 3, 2, 1, 1, 0, CONVT3D_LAYOUT_NCDHW);
+    edge[9].dilation[2] = 2;
+    edge[10] = make_problem(2, 48, 40, 2, 3, 2, 4, 2, 2, 0, 1, 1, CONVT3D_LAYOUT_NCDHW);
+    edge[11] = make_problem(1, 1, 1, 1, 2, 2, 2, 3, 7, 1, 6, 1, CONVT3D_LAYOUT_NCDHW);
+    int ran = 0;
+    for (int e = 0; e < 12; e++)
+        for (int layout = 0; layout < 2; layout++) {
+            convt3d_problem p = edge[e];
+            p.layout = (convt3d_layout)layout;
+            CU_ASSERT_FATAL(convt3d_validate(&p) == CONVT3D_SUCCESS);
+            for (int k = 0; k < n; k++)
+                if (applies(names[k], &p)) {
+                    CU_ASSERT(check_impl(&p, names[k], 300 + 10 * e + layout));
+                    ran++;
+                }
+        }
+    CU_ASSERT(ran > 12);
 }
 
 /* The implicit-GEMM kernel where it is meant to run: channel counts past its
@@ -309,11 +451,13 @@ static void test_igemm_channels(void)
         p.out_channels = p.groups * rng_int(&r, 1, 140);
         convt3d_shape sh;
         if (convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS || sh.macs > 3e6 ||
-            sh.y_elems > 400000) {
+            sh.y_elems > 400000 || !applies("cuda/f32_igemm_8x8", &p)) {
             i--;
             continue;
         }
-        check_forced(&p, "igemm", shapes[i % 8], rng_next(&r));
+        setenv("CONVT3D_CUDA_IGEMM", shapes[i % 8], 1);
+        CU_ASSERT(check_impl(&p, "cuda/f32_igemm_8x8", rng_next(&r)));
+        unsetenv("CONVT3D_CUDA_IGEMM");
     }
 }
 
@@ -528,8 +672,10 @@ static void test_big_tensors(void)
         return;
     }
     /* x and y: 1 x 2 x 1 x 32768 x 32776 = 2.15e9 elements each (k 1, s 1,
-     * 2 groups of one channel), through every kernel. */
-    static const char *const families[] = {"", "grouped", "tiled", "generic", "dwtile", "igemm"};
+     * 2 groups of one channel), through the library's choice and every CUDA
+     * implementation that applies. */
+    const char *names[MAX_IMPLS];
+    const int nimpl = cuda_impls(names);
     convt3d_problem p = make_problem(1, 2, 2, 2, 1, 32768, 32776, 1, 1, 0, 0, 1,
                                      CONVT3D_LAYOUT_NCDHW);
     int64_t nx, nw, ny;
@@ -542,12 +688,17 @@ static void test_big_tensors(void)
         x[i] = big_x(i);
     float *dx = dev_copy(x, nx), *dy = dev_copy(NULL, ny);
     CU_ASSERT_FATAL(dx && dy);
-    for (int f = 0; f < 6; f++) {
-        if (*families[f])
-            setenv("CONVT3D_CUDA_KERNEL", families[f], 1);
+    for (int f = -1; f < nimpl; f++) {
+        if (f >= 0 && !applies(names[f], &p))
+            continue;
         convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
-        CU_ASSERT(convt3d_forward(&p, gpu, dx, wv, bv, dy) == CONVT3D_SUCCESS);
-        unsetenv("CONVT3D_CUDA_KERNEL");
+        convt3d_plan_options opts;
+        convt3d_plan_options_init(&opts);
+        opts.implementation = f >= 0 ? names[f] : NULL;
+        convt3d_plan *plan = NULL;
+        CU_ASSERT_FATAL(convt3d_plan_create_ex(&plan, &p, gpu, wv, bv, &opts) == CONVT3D_SUCCESS);
+        CU_ASSERT(convt3d_execute(plan, dx, dy) == CONVT3D_SUCCESS);
+        convt3d_plan_destroy(plan);
         CU_ASSERT_FATAL(cudaMemcpy(y, dy, (size_t)ny * sizeof(float), cudaMemcpyDeviceToHost) ==
                         cudaSuccess);
         rng r = rng_make(17);
@@ -568,35 +719,46 @@ static void test_big_tensors(void)
     free(y);
 }
 
-void register_gpu_tests(void)
+static const test_entry gpu_tests[] = {
+    {"cuda: stream variant", test_stream_variant},
+    {"cuda: host vs device pointers, bitwise; determinism", test_host_device_bitwise},
+    {"cuda: bench shapes (scaled) x layouts x every implementation", test_bench_shapes_each_kernel},
+    {"cuda: implementation_applies is exact; forcing never falls back", test_applies_is_exact},
+    {"cuda: random problems, every implementation and tiling forced", test_random_forced},
+    {"cuda: edge cases, every implementation", test_edge_cases},
+    {"cuda: implicit-GEMM kernel, many channels, each block shape", test_igemm_channels},
+    {"cuda: plans with different tiles coexist", test_plans_coexist},
+    {"cuda: caller's current device kept", test_current_device_kept},
+    {"cuda: several GPUs (cuda:N)", test_several_gpus},
+    {"cuda: concurrent execute on one plan", test_concurrent_execute},
+    {"cuda: out of device memory -> CONVT3D_ERR_OUT_OF_MEMORY", test_out_of_memory},
+    {"cuda: mixed pointer locations refused", test_pointer_mix},
+    {"cuda: tensors past 2^31 elements (CONVT3D_TEST_BIG=1)", test_big_tensors},
+    {NULL, NULL}};
+
+#endif /* CONVT3D_HAVE_CUDA */
+
+int main(void)
 {
-    static const test_entry tests[] = {
-        {"cuda: stream variant", test_stream_variant},
-        {"cuda: host vs device pointers, bitwise; determinism", test_host_device_bitwise},
-        {"cuda: bench shapes (scaled) x layouts x each kernel", test_bench_shapes_each_kernel},
-        {"cuda: CONVT3D_CUDA_KERNEL shows in the kernel name", test_kernel_names},
-        {"cuda: random problems, each kernel and tiling forced", test_random_forced},
-        {"cuda: implicit-GEMM kernel, many channels, each block shape", test_igemm_channels},
-        {"cuda: plans with different tiles coexist", test_plans_coexist},
-        {"cuda: caller's current device kept", test_current_device_kept},
-        {"cuda: several GPUs (cuda:N)", test_several_gpus},
-        {"cuda: concurrent execute on one plan", test_concurrent_execute},
-        {"cuda: out of device memory -> CONVT3D_ERR_OUT_OF_MEMORY", test_out_of_memory},
-        {"cuda: mixed pointer locations refused", test_pointer_mix},
-        {"cuda: tensors past 2^31 elements (CONVT3D_TEST_BIG=1)", test_big_tensors},
-        {NULL, NULL}};
-    add_suite("gpu", tests);
-}
-
-#else /* no CUDA in this build */
-
-static void test_gpu_skipped(void) { gpu_cases_skipped++; }
-
-void register_gpu_tests(void)
-{
-    static const test_entry tests[] = {{"cuda: (built without CUDA)", test_gpu_skipped},
-                                       {NULL, NULL}};
-    add_suite("gpu", tests);
-}
-
+    const char *why = gpu_skip_reason();
+    if (why) {
+        printf("test_gpu: skipped: %s\n", why);
+        return 77; /* automake: SKIP */
+    }
+#if CONVT3D_HAVE_CUDA
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    add_suite("gpu", gpu_tests);
+    printf("convt3d %s CUDA test program, seed %llu (set CONVT3D_TEST_SEED to change)\n",
+           convt3d_version(), (unsigned long long)test_seed());
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    const unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    printf("\n%u tests run, %u failed\n", CU_get_number_of_tests_run(),
+           CU_get_number_of_tests_failed());
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+#else
+    return 77;
 #endif
+}

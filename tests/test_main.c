@@ -37,7 +37,6 @@ int main(void)
     register_reference_tests();
     register_api_tests();
     register_backend_tests();
-    register_gpu_tests();
     register_descriptor_tests();
     register_reliability_tests();
 

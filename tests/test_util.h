@@ -86,7 +86,6 @@ void register_validation_tests(void);
 void register_reference_tests(void);
 void register_api_tests(void);
 void register_backend_tests(void);
-void register_gpu_tests(void);
 void register_descriptor_tests(void);
 void register_reliability_tests(void);
 

@@ -1,9 +1,9 @@
-/* The implicit-GEMM kernel of the CUDA backend (gpu_igemm_kernel.h): its
- * parameters and its planner (gpu_igemm_plan.cu).  Plain structs, no CUDA
+/* The implicit-GEMM kernel of the CUDA backend (kernel.cuh): its
+ * parameters (planner: plan.cu, launch: launch.cu).  Plain structs, no CUDA
  * API, so the host planning code and an emulator can include it.
  *
  * Every (D, H, W) stride phase of the output is a dense stride-1 correlation
- * with a fixed sub-kernel (gpu_phase_kernel.h says how), i.e. a GEMM per
+ * with a fixed sub-kernel (phase/kernel.cuh says how), i.e. a GEMM per
  * phase and group:
  *
  *     Y[m][oc] = sum over K = (tap, ic) of A[m][K] * B[K][oc]
@@ -23,20 +23,10 @@
  * takes the r-th part of the tile's K steps, and the partial tiles are added
  * through distributed shared memory in rank order -- deterministic, no
  * atomics, no workspace in global memory. */
-#ifndef CONVT3D_GPU_IGEMM_H
-#define CONVT3D_GPU_IGEMM_H
+#ifndef CONVT3D_CUDA_IGEMM_PARAMS_H
+#define CONVT3D_CUDA_IGEMM_PARAMS_H
 
-#include <stddef.h>
-
-#include "gpu_kernels.h"
-#include "internal.h"
-
-/* Helpers below serve the host planner and the kernel alike. */
-#ifdef __CUDACC__
-#define CT3D_HD __host__ __device__ inline
-#else
-#define CT3D_HD inline
-#endif
+#include "../common/types.h"
 
 namespace ct3d {
 
@@ -99,7 +89,7 @@ struct igemm_shape {
     int wm, wn;
 };
 
-/* The instantiations compiled in (gpu_igemm.cu's igemm_kernel_for keeps
+/* The instantiations compiled in (launch.cu's igemm_kernel_for keeps
  * to this list): 256 threads with BN 128 or 64, 128 threads with BN 64,
  * 32 or 128, 64 threads with BN 32. */
 inline bool igemm_shape_compiled(igemm_shape t)
@@ -108,17 +98,6 @@ inline bool igemm_shape_compiled(igemm_shape t)
            (t.wm == 4 && t.wn == 1) || (t.wm == 1 && t.wn == 4) || (t.wm == 2 && t.wn == 1);
 }
 
-
-/* Whether the implicit-GEMM kernel computes problem s (layout, strides,
- * index ranges); why says why not. */
-bool igemm_applies(const convt3d_shape *s, char *why, size_t why_size);
-
-/* Fills *p for warps shape t and cluster size cs (1, 2, 4 or 8) and the
- * block's shared memory; false if it does not fit. */
-bool igemm_fill(const convt3d_shape *s, igemm_shape t, int cs, igemm_params *p, size_t *smem);
-
-/* Shared memory (bytes) a block of shape t needs. */
-size_t igemm_smem_bytes(igemm_shape t);
 
 } // namespace ct3d
 

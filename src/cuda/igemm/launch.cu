@@ -1,8 +1,10 @@
 /* The implicit-GEMM kernel's __global__ entry, its instantiations and its
  * launch (clusters of igemm_params.cs blocks).  The body is
- * gpu_igemm_kernel.h. */
-#include "gpu_igemm_kernel.h"
-#include "gpu_launch.h"
+ * kernel.cuh; host side: plan.cu. */
+#include "../common/launch_util.h"
+#include "../registry.h"
+#include "kernel.cuh"
+#include "plan.h"
 
 namespace ct3d {
 
@@ -44,28 +46,35 @@ igemm_fn igemm_kernel_for(igemm_shape t)
     return nullptr;
 }
 
-} // namespace
-
-cudaError_t prepare_igemm(igemm_shape t, int smem_optin)
+cudaError_t igemm_prepare(const cuda_plan &k, int smem_optin)
 {
-    const igemm_fn fn = igemm_kernel_for(t);
+    const igemm_fn fn = igemm_kernel_for(family_params<igemm_plan>(k)->t);
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
     return raise_smem_cap(reinterpret_cast<const void *>(fn), smem_optin);
 }
 
-cudaError_t launch_igemm(igemm_shape t, const igemm_params &p, size_t smem, cudaStream_t stream)
+cudaError_t igemm_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,
+                         cudaStream_t stream)
 {
+    (void)s;
+    const igemm_plan &ip = *family_params<igemm_plan>(k);
+    const igemm_shape t = ip.t;
     const igemm_fn fn = igemm_kernel_for(t);
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
+    igemm_params p = ip.p;
+    p.x = a.x;
+    p.w = a.w;
+    p.bias = a.bias;
+    p.y = a.y;
     /* whole clusters, within the grid limit */
     const long long cap = (0x7fffffffLL / p.cs) * p.cs;
     const long long blocks = p.ntiles * p.cs;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)(blocks < cap ? blocks : cap));
     cfg.blockDim = dim3(32 * t.wm * t.wn);
-    cfg.dynamicSmemBytes = smem;
+    cfg.dynamicSmemBytes = k.smem_bytes;
     cfg.stream = stream;
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -79,5 +88,12 @@ cudaError_t launch_igemm(igemm_shape t, const igemm_params &p, size_t smem, cuda
         err = cudaGetLastError();
     return err;
 }
+
+} // namespace
+
+extern const cuda_impl cuda_f32_igemm_8x8 = {
+    "cuda/f32_igemm_8x8", nullptr,      igemm_entry_applicable, igemm_entry_passed_over,
+    igemm_entry_plan,     igemm_prepare, nullptr,               igemm_launch,
+    igemm_entry_describe};
 
 } // namespace ct3d

@@ -1,7 +1,10 @@
-/* The depthwise tile kernel's __global__ wrapper, its instantiations and
- * its launch (gpu_depthwise.h; body in gpu_depthwise_kernel.h). */
-#include "gpu_depthwise_kernel.h"
-#include "gpu_launch.h"
+/* The depthwise tile kernel's __global__ wrapper, its instantiations, its
+ * launch and the family's two registry entries (params.h; body in
+ * kernel.cuh; host side in plan.cu). */
+#include "../common/launch_util.h"
+#include "../registry.h"
+#include "kernel.cuh"
+#include "plan.h"
 
 namespace ct3d {
 
@@ -63,24 +66,38 @@ dw_fn dw_kernel_for(const dw_params &p)
     }
 }
 
-} // namespace
-
-cudaError_t launch_dwtile(const kernel_plan &k, const dw_params &plan, const float *x,
-                          const float *w, const float *bias, float *y, cudaStream_t stream)
+cudaError_t dwtile_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,
+                          cudaStream_t stream)
 {
-    dw_params p = plan;
-    p.x = x;
-    p.w = w;
-    p.bias = bias;
-    p.y = y;
-    p.vec_load = p.vec_ok && aligned16(x);
-    p.vec_store = aligned16(y) && p.ys[4] == 1 && p.out[2] % 4 == 0;
+    (void)s;
+    const dwtile_plan &dp = *family_params<dwtile_plan>(k);
+    dw_params p = dp.p;
+    p.x = a.x;
+    p.w = a.w;
+    p.bias = a.bias;
+    p.y = a.y;
+    p.vec_load = p.vec_ok && aligned16(a.x);
+    p.vec_store = aligned16(a.y) && p.ys[4] == 1 && p.out[2] % 4 == 0;
     const dw_fn fn = dw_kernel_for(p);
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
-    const dim3 grid(k.dw_grid[0], k.dw_grid[1], k.dw_grid[2]);
+    const dim3 grid(dp.grid[0], dp.grid[1], dp.grid[2]);
     fn<<<grid, p.nthreads, k.smem_bytes, stream>>>(p);
     return cudaGetLastError();
 }
+
+const dwtile_variant kRun8 = {1}, kSlotwise = {0};
+
+} // namespace
+
+/* 48 KB at most: no shared-memory opt-in to prepare. */
+extern const cuda_impl cuda_f32_dwtile_run8 = {
+    "cuda/f32_dwtile_run8", &kRun8,  dwtile_entry_applicable, dwtile_entry_passed_over,
+    dwtile_entry_plan,      nullptr, nullptr,                 dwtile_launch,
+    dwtile_entry_describe};
+extern const cuda_impl cuda_f32_dwtile_run8_slotwise = {
+    "cuda/f32_dwtile_run8_slotwise", &kSlotwise, dwtile_entry_applicable,
+    dwtile_entry_passed_over,        dwtile_entry_plan, nullptr,
+    nullptr,                         dwtile_launch,     dwtile_entry_describe};
 
 } // namespace ct3d

@@ -1,8 +1,8 @@
 /* The phase kernel's instantiations for W stride 2 (a thread: 4 q per W
- * phase x 2 W phases) without the fused W slot pair (gpu_phase_s2f.cu has
+ * phase x 2 W phases) without the fused W slot pair (s2f.cu has
  * those), in their own translation unit so they compile in parallel.  The
- * body is gpu_phase_kernel.h. */
-#include "gpu_phase_entry.h"
+ * body is kernel.cuh. */
+#include "entry.cuh"
 
 namespace ct3d {
 

@@ -1,17 +1,15 @@
-/* Planning of the depthwise tile kernel (gpu_depthwise.h): where it applies,
+/* Planning of the depthwise tile kernel (params.h, plan.h): where it applies,
  * its thread block shape and the tables its body reads.  Host code only
  * (no CUDA API), done once at plan creation. */
 #include <stdio.h>
 #include <string.h>
 
-#include "gpu_depthwise.h"
+#include "plan.h"
 
 namespace ct3d {
 
 namespace {
 
-/* Every dim, offset and staged index is an int. */
-constexpr long long kDwIntLimit = 1LL << 28;
 constexpr int kDwThreads = 256;
 constexpr long long kGridYZ = 65535;
 
@@ -40,19 +38,17 @@ struct dh_span {
 
 dh_span fill_dh(const convt3d_shape *s, int d, dw_params *p)
 {
-    const long long sd = s->s[d], l = s->l[d], g = gcd64(sd, l);
-    p->dm[d] = (int)(l / g);
-    p->kstep[d] = (int)(sd / g);
+    const long long sd = s->s[d];
+    const convt3d_phase c0 = convt3d_phase_of(s, d, 0);
+    p->dm[d] = (int)c0.dm;
+    p->kstep[d] = (int)c0.tap_step;
     long long lo = 0, hi = 0, qmax = 0;
     bool any = false;
     dw_phase *ph = p->ph[d];
     for (long long r = 0; r < sd; r++) {
         const convt3d_phase c = convt3d_phase_of(s, d, r);
         const long long k0 = c.first_tap >= 0 ? c.first_tap : 0;
-        const long long m0 = c.first_tap >= 0 ? (k0 * l - r) / sd : 0;
-        const long long qlo = s->p[d] >= r ? ceil_div(s->p[d] - r, sd) : 0;
-        const long long qhi = floor_div(s->out[d] - 1 + s->p[d] - r, sd);
-        const long long qc = qhi >= qlo ? qhi - qlo + 1 : 0;
+        const long long m0 = c.m0, qlo = c.qlo, qc = c.qcount;
         ph[r].taps = (int)c.taps;
         ph[r].qcount = (int)qc;
         /* scaled to floats by finish_dh() */
@@ -92,7 +88,7 @@ bool fill_w(const convt3d_shape *s, dw_params *p)
         if (c.taps > kDwMaxWTaps)
             return false;
         const int k0 = c.first_tap >= 0 ? (int)c.first_tap : 0;
-        const int m0 = c.first_tap >= 0 ? (k0 * l - r) / sw : 0;
+        const int m0 = (int)c.m0;
         p->wt[f] = (int)c.taps;
         p->wpos[f] = pos;
         for (int t = 0; t < c.taps; t++)
@@ -143,10 +139,9 @@ void finish_dh(int d, dw_params *p)
     p->ystep[d] = (int)(p->s[d] * yrow);
 }
 
-} // namespace
-
-bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *threads,
-                 unsigned grid[3], char *why, size_t why_size)
+/* The problems the kernel takes before any tiling: depthwise, N and C
+ * within the grid, int sizes, strides, W dilation dividing the W stride. */
+bool dwtile_shape_ok(const convt3d_shape *s, char *why, size_t why_size)
 {
     if (s->cig != 1 || s->cog != 1) {
         snprintf(why, why_size, "not depthwise (C_in/G=%lld, C_out/G=%lld)", (long long)s->cig,
@@ -157,10 +152,10 @@ bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *thre
         snprintf(why, why_size, "N or C above %lld", kGridYZ);
         return false;
     }
+    const long long lim = CONVT3D_INT_INDEX_LIMIT;
     for (int d = 0; d < 3; d++)
-        if (s->in[d] >= kDwIntLimit || s->out[d] >= kDwIntLimit || s->k[d] >= kDwIntLimit ||
-            s->s[d] >= kDwIntLimit || s->p[d] >= kDwIntLimit || s->l[d] >= kDwIntLimit ||
-            s->p[d] < 0) {
+        if (s->in[d] >= lim || s->out[d] >= lim || s->k[d] >= lim || s->s[d] >= lim ||
+            s->p[d] >= lim || s->l[d] >= lim || s->p[d] < 0) {
             snprintf(why, why_size, "a size in dim %d is out of int range", d);
             return false;
         }
@@ -173,13 +168,47 @@ bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *thre
                  (long long)s->l[2], (long long)s->s[2]);
         return false;
     }
-    dw_params p;
-    memset(&p, 0, sizeof p);
-    if (!fill_w(s, &p)) {
-        snprintf(why, why_size, "more than %d taps in a W phase", kDwMaxWTaps);
-        return false;
+    return true;
+}
+
+/* Staging and edge waste per computed row of a tz x ty block of `rows`
+ * rows (lower is better). */
+double rows_waste(const dh_span &sd, const dh_span &sh, int rows, int tz, int ty)
+{
+    return (double)(tz + (sd.span > 0 ? sd.span : 0)) / tz *
+           (double)(ty + (sh.span > 0 ? sh.span : 0)) / ty *
+           (double)ceil_div(sd.qmax, tz) * tz / (sd.qmax ? sd.qmax : 1) *
+           (double)ceil_div(sh.qmax, ty) * ty / (sh.qmax ? sh.qmax : 1) * ((double)rows / (tz * ty));
+}
+
+/* The candidates tz = 1, 2, 4, ... (ty the rest of the rows, at most what
+ * an H phase needs) whose tile fits kDwSmemMax with wsm weight floats and
+ * row pitch `pitch`, scored by rows_waste (ties: fewer D rows); the best
+ * tz, or 0 if none fits. */
+int choose_rows(const dh_span &sd, const dh_span &sh, int rows, long long wsm, int pitch)
+{
+    const int capz = pow2_at_least(sd.qmax, rows), caph = pow2_at_least(sh.qmax, rows);
+    double best = 0.0;
+    int bz = 0;
+    for (int tz = 1; tz <= rows && tz <= capz; tz *= 2) {
+        const int ty = rows / tz < caph ? rows / tz : caph;
+        const long long ed = sd.span < 0 ? 0 : tz + sd.span, eh = sh.span < 0 ? 0 : ty + sh.span;
+        if ((wsm + ed * eh * pitch) * 4 > kDwSmemMax)
+            continue;
+        const double waste = rows_waste(sd, sh, rows, tz, ty);
+        if (bz == 0 || waste < best - 1e-9) {
+            best = waste;
+            bz = tz;
+        }
     }
-    const dh_span sd = fill_dh(s, 0, &p), sh = fill_dh(s, 1, &p);
+    return bz;
+}
+
+/* The sizes and strides, the W run of a block (tx runs of kDwRun outputs)
+ * and the staged row's extent and pitch. */
+void fill_sizes_and_w_run(const convt3d_shape *s, dw_params *pp)
+{
+    dw_params &p = *pp;
     for (int d = 0; d < 3; d++) {
         p.in[d] = (int)s->in[d];
         p.out[d] = (int)s->out[d];
@@ -206,6 +235,23 @@ bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *thre
     }
     p.vec_ok = p.fast && ((p.worg % 4) + 4) % 4 == 0 && s->in[2] % 4 == 0 &&
                s->layout == CONVT3D_LAYOUT_NCDHW;
+}
+
+} // namespace
+
+bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *threads,
+                 unsigned grid[3], char *why, size_t why_size)
+{
+    if (!dwtile_shape_ok(s, why, why_size))
+        return false;
+    dw_params p;
+    memset(&p, 0, sizeof p);
+    if (!fill_w(s, &p)) {
+        snprintf(why, why_size, "more than %d taps in a W phase", kDwMaxWTaps);
+        return false;
+    }
+    const dh_span sd = fill_dh(s, 0, &p), sh = fill_dh(s, 1, &p);
+    fill_sizes_and_w_run(s, &p);
     const long long wsm = s->k[0] * s->k[1] * p.wrow;
     if (wsm * 4 > kDwSmemMax) {
         snprintf(why, why_size, "the channel's weights exceed %d bytes of shared memory",
@@ -217,24 +263,8 @@ bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *thre
     /* Rows of the block: ty x tz (powers of two, at most what a phase
      * needs) with the least staging and edge waste per computed row. */
     const int rows = kDwThreads / p.tx;
-    const int capz = pow2_at_least(sd.qmax, rows), caph = pow2_at_least(sh.qmax, rows);
-    double best = 0.0;
-    int bz = 0;
-    for (int tz = 1; tz <= rows && tz <= capz; tz *= 2) {
-        const int ty = rows / tz < caph ? rows / tz : caph;
-        const long long ed = sd.span < 0 ? 0 : tz + sd.span, eh = sh.span < 0 ? 0 : ty + sh.span;
-        if ((wsm + ed * eh * p.pitch) * 4 > kDwSmemMax)
-            continue;
-        const double waste = (double)(tz + (sd.span > 0 ? sd.span : 0)) / tz *
-                             (double)(ty + (sh.span > 0 ? sh.span : 0)) / ty *
-                             (double)ceil_div(sd.qmax, tz) * tz / (sd.qmax ? sd.qmax : 1) *
-                             (double)ceil_div(sh.qmax, ty) * ty / (sh.qmax ? sh.qmax : 1) *
-                             ((double)rows / (tz * ty));
-        if (bz == 0 || waste < best - 1e-9) {
-            best = waste;
-            bz = tz;
-        }
-    }
+    const int caph = pow2_at_least(sh.qmax, rows);
+    const int bz = choose_rows(sd, sh, rows, wsm, p.pitch);
     if (bz == 0) {
         snprintf(why, why_size, "the input tile exceeds %d bytes of shared memory", kDwSmemMax);
         return false;
@@ -277,6 +307,73 @@ bool plan_dwtile(const convt3d_shape *s, dw_params *out, size_t *smem, int *thre
     grid[1] = (unsigned)s->cout;
     grid[2] = (unsigned)s->n;
     return true;
+}
+
+/* ---- the registry entries' host side ------------------------------------ */
+
+bool dwtile_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
+                             const device_limits &lim, char *why, size_t why_size)
+{
+    (void)lim;
+    dw_params p;
+    size_t smem;
+    int threads;
+    unsigned grid[3];
+    if (!plan_dwtile(s, &p, &smem, &threads, grid, why, why_size))
+        return false;
+    const int fast = static_cast<const dwtile_variant *>(e.variant)->fast;
+    if (p.fast != fast) {
+        snprintf(why, why_size,
+                 fast ? "the W slots' windows start at different staged columns"
+                      : "the W slots' windows start at one staged column: the run8 build "
+                        "takes it");
+        return false;
+    }
+    return true;
+}
+
+bool dwtile_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
+                              const device_limits &lim, const cuda_overrides &ov, char *why,
+                              size_t why_size)
+{
+    (void)e;
+    (void)lim;
+    (void)ov;
+    /* NDHWC stays on the phase kernel: the tile kernel's staging reads x
+     * along W (the phase kernel wastes 3 of its 4 channel lanes on NCDHW
+     * depthwise problems, not on NDHWC ones). */
+    if (s->layout != CONVT3D_LAYOUT_NCDHW) {
+        snprintf(why, why_size, "automatically for NCDHW only");
+        return true;
+    }
+    return false;
+}
+
+bool dwtile_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                       const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                       size_t why_size)
+{
+    (void)e;
+    (void)lim;
+    (void)ov;
+    (void)mode;
+    dwtile_plan *dp = family_params<dwtile_plan>(*k);
+    memset(dp, 0, sizeof *dp);
+    if (!plan_dwtile(s, &dp->p, &k->smem_bytes, &k->threads, dp->grid, why, why_size))
+        return false;
+    /* weights packed with one channel a block (ocb 1): [c][kd][kh][kw] */
+    k->ocb = 1;
+    k->nocb = 1;
+    k->blocks = (long long)dp->grid[0] * dp->grid[1] * dp->grid[2];
+    return true;
+}
+
+void dwtile_entry_describe(const cuda_plan &k, char *buf, size_t size)
+{
+    const dw_params &p = family_params<dwtile_plan>(k)->p;
+    snprintf(buf, size, "%s: threads tx%d x ty%d x tz%d = %d, tiles %dx%dx%d, %lld blocks, "
+             "%zu B shared", k.impl->name, p.tx, p.ty, p.tz, k.threads, p.ntile[0], p.ntile[1],
+             p.ntile[2], k.blocks, k.smem_bytes);
 }
 
 } // namespace ct3d

@@ -1,8 +1,8 @@
 /* The phase kernel for W stride 2 at three blocks a multiprocessor (<= 192
- * threads, <= 96 registers: gpu_phase_entry.h), without slices or the fused
+ * threads, <= 96 registers: entry.cuh), without slices or the fused
  * W pair; the planner takes it where the tile's shared memory fits three
- * times (phase_params-independent: kernel_plan.occ3). */
-#include "gpu_phase_entry.h"
+ * times (phase_params-independent: phase_plan.occ3). */
+#include "entry.cuh"
 
 namespace ct3d {
 

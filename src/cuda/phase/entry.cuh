@@ -1,15 +1,14 @@
 /* The phase kernel's __global__ entry, shared by the translation units that
- * instantiate it (gpu_phase_s1.cu, gpu_phase_s2.cu, gpu_phase_s2f.cu,
- * gpu_phase_s2o3.cu).  MAXT threads a block at most and MINB blocks a
+ * instantiate it (s1.cu, s2.cu, s2f.cu, s2o3.cu).  MAXT threads a block at most and MINB blocks a
  * multiprocessor at least bound the registers: (256, 2) gives 128 a thread;
  * (192, 3) gives 96, for tiles of <= 192 threads whose shared memory lets
  * three blocks share a multiprocessor (18 warps instead of 12: the grouped
  * kernelbench tile is bound by latency, not by issue or shared memory). */
-#ifndef CONVT3D_GPU_PHASE_ENTRY_H
-#define CONVT3D_GPU_PHASE_ENTRY_H
+#ifndef CONVT3D_CUDA_PHASE_ENTRY_CUH
+#define CONVT3D_CUDA_PHASE_ENTRY_CUH
 
-#include "gpu_launch.h"
-#include "gpu_phase_kernel.h"
+#include "instances.h"
+#include "kernel.cuh"
 
 namespace ct3d {
 

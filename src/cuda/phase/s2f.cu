@@ -1,7 +1,7 @@
 /* The phase kernel's instantiations for W stride 2 with the fused W slot
- * pair (phase_params.fuse_w), apart from gpu_phase_s2.cu so the two compile
- * in parallel.  The body is gpu_phase_kernel.h. */
-#include "gpu_phase_entry.h"
+ * pair (phase_params.fuse_w), apart from s2.cu so the two compile
+ * in parallel.  The body is kernel.cuh. */
+#include "entry.cuh"
 
 namespace ct3d {
 

@@ -27,25 +27,9 @@
 #ifndef CONVT3D_GPU_PHASE_KERNEL_H
 #define CONVT3D_GPU_PHASE_KERNEL_H
 
-#include <vector_types.h>
+#include "../common/device.cuh"
+#include "params.h"
 
-#include "gpu_kernels.h"
-
-#ifdef CONVT3D_GPU_EMULATE
-#include <math.h>
-#define CT3D_DEV inline
-#define CT3D_SYNC() ct3d_emulate_sync()
-#define CT3D_LDG(p) (*(p))
-#define CT3D_UNROLL
-#define CT3D_UNROLL2
-void ct3d_emulate_sync(void);
-#else
-#define CT3D_DEV __device__ __forceinline__
-#define CT3D_SYNC() __syncthreads()
-#define CT3D_LDG(p) __ldg(p)
-#define CT3D_UNROLL _Pragma("unroll")
-#define CT3D_UNROLL2 _Pragma("unroll 2")
-#endif
 
 namespace ct3d {
 
@@ -76,7 +60,6 @@ struct dh_geom {
     int w0, wstep; /* staged weight index of tap 0, step per tap */
 };
 
-CT3D_DEV int imin(int a, int b) { return a < b ? a : b; }
 
 /* Grouped mode: the union over all phases of dim d for tile index tile. */
 CT3D_DEV dh_geom geom_all(const phase_params &p, int d, int tile, int threads)
@@ -140,36 +123,6 @@ CT3D_DEV bool tile_has_rows(const phase_params &p, int d, int r, int q0, int thr
     return q0 < e.qlo + e.qcount && q0 + threads > e.qlo;
 }
 
-/* Global -> shared copies without a register round trip (cp.async, sm_80
- * and later): staging issues every copy of a tile before waiting for any,
- * so it is not bound by load latency, and a copy whose source lies outside
- * the tensor writes zeros (source size 0) instead of branching.  copy_wait()
- * must precede the barrier that publishes the tile. */
-#ifdef CONVT3D_GPU_EMULATE
-CT3D_DEV void copy4(float *dst, const float *src, bool valid) { *dst = valid ? *src : 0.0f; }
-CT3D_DEV void copy16(float *dst, const float *src, bool valid)
-{
-    for (int j = 0; j < 4; j++)
-        dst[j] = valid ? src[j] : 0.0f;
-}
-CT3D_DEV void copy_wait() {}
-#else
-CT3D_DEV void copy4(float *dst, const float *src, bool valid)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src),
-                 "r"(valid ? 4 : 0)
-                 : "memory");
-}
-CT3D_DEV void copy16(float *dst, const float *src, bool valid)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src),
-                 "r"(valid ? 16 : 0)
-                 : "memory");
-}
-CT3D_DEV void copy_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-#endif
 
 /* The rows [r0, r1) of a [c][z][y] block that warp w of nw copies: a
  * contiguous range, so the next row is one addition away (staging was a
@@ -287,21 +240,6 @@ CT3D_DEV void stage_weights(const phase_params &p, float *wsm, const block_ctx &
     }
 }
 
-/* N consecutive floats of shared memory (16-byte aligned, N a multiple of
- * 4) as N/4 float4 loads: a tap's OCT weights (broadcast across the warp),
- * or a window. */
-template <int N>
-CT3D_DEV void load_floats(float (&v)[N], const float *src)
-{
-    CT3D_UNROLL
-    for (int c4 = 0; c4 < N / 4; c4++) {
-        const float4 t = *reinterpret_cast<const float4 *>(src + 4 * c4);
-        v[4 * c4 + 0] = t.x;
-        v[4 * c4 + 1] = t.y;
-        v[4 * c4 + 2] = t.z;
-        v[4 * c4 + 3] = t.w;
-    }
-}
 
 /* The hot loop for one W slot with TW taps: for every (D tap, H tap, input
  * channel) load a window of QW+TW-1 inputs and TW x OCT weights, do
@@ -482,7 +420,7 @@ CT3D_DEV void accumulate_pair(float (&acc)[2][QW][OCT], const float *tile, const
     }
 }
 
-/* fuse_w's instantiations (gpu_kernels.h, kFusePairs); false if none applies. */
+/* fuse_w's instantiations (params.h, kFusePairs); false if none applies. */
 template <int SW, int QW, int OCT, int F>
 CT3D_DEV bool accumulate_fused(float (&acc)[SW][QW][OCT], const float *tile, const float *wsm,
                                const phase_params &p, const block_ctx &b, const dh_geom &gd,

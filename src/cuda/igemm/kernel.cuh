@@ -1,7 +1,7 @@
-/* The implicit-GEMM kernel's per-block body (see gpu_igemm.h for what it
+/* The implicit-GEMM kernel's per-block body (see params.h for what it
  * computes and how blocks are ordered and clustered).  Only the body lives
  * here so that it compiles for the host too and can be checked there by an
- * emulator (CONVT3D_GPU_EMULATE), like gpu_phase_kernel.h.
+ * emulator (CONVT3D_GPU_EMULATE), like phase/kernel.cuh.
  *
  * A block of WM x WN warps owns a BM x BN tile (BM = 64 WM positions of one
  * phase, BN = 32 WN output channels).  Shared memory holds STAGES K steps,
@@ -12,11 +12,11 @@
  * positions x 8 channels: per channel of a step two 16-byte loads of A (8
  * lanes of a warp read 32 consecutive positions, the others the same:
  * broadcast) and two of B feed 64 FMAs. */
-#ifndef CONVT3D_GPU_IGEMM_KERNEL_H
-#define CONVT3D_GPU_IGEMM_KERNEL_H
+#ifndef CONVT3D_CUDA_IGEMM_KERNEL_CUH
+#define CONVT3D_CUDA_IGEMM_KERNEL_CUH
 
-#include "gpu_igemm.h"
-#include "gpu_phase_kernel.h" /* CT3D_* macros, copy4/copy16 */
+#include "../common/device.cuh"
+#include "params.h"
 
 #ifdef CONVT3D_GPU_EMULATE
 void ct3d_emulate_cluster_sync(void);
@@ -47,19 +47,6 @@ struct igemm_cfg {
     static_assert(BK % RS == 0 && BN % RS == 0, "rows split evenly");
 };
 
-/* Wait until at most n committed groups of copies are still in flight. */
-#ifdef CONVT3D_GPU_EMULATE
-CT3D_DEV void copy_commit() {}
-template <int N>
-CT3D_DEV void copy_wait_groups() {}
-#else
-CT3D_DEV void copy_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-CT3D_DEV void copy_wait_groups()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-#endif
 
 /* Which tile a cluster computes. */
 struct igemm_tile {

@@ -1,5 +1,5 @@
 /* The depthwise tile kernel ("dwtile"): C_in/G = C_out/G = 1, NCDHW, memory
- * bound.  Its parameters and its planner; no CUDA API, so the host planning
+ * bound.  Its parameters; no CUDA API, so the host planning
  * code and the emulator include it without a GPU.
  *
  * A block owns one (n, c) and a tile of q rows in D and H (the same q rows
@@ -11,15 +11,12 @@
  * phases of the run interleaved, two 16-byte stores.  Per (D tap, H tap) a
  * thread loads one window of inputs and its W weights and does one FMA per
  * (output, W tap): every load is shared memory, every index 32-bit except
- * the per-row global offsets (int64).  Body: gpu_depthwise_kernel.h; launch:
- * gpu_depthwise.cu; planning: gpu_depthwise_plan.cu. */
-#ifndef CONVT3D_GPU_DEPTHWISE_H
-#define CONVT3D_GPU_DEPTHWISE_H
+ * the per-row global offsets (int64).  Body: kernel.cuh; launch:
+ * launch.cu; planning: plan.cu. */
+#ifndef CONVT3D_CUDA_DWTILE_PARAMS_H
+#define CONVT3D_CUDA_DWTILE_PARAMS_H
 
-#include <stddef.h>
-
-#include "gpu_kernels.h"
-#include "internal.h"
+#include "../common/types.h"
 
 namespace ct3d {
 
@@ -69,15 +66,9 @@ struct dw_params {
                        one shared window, float4 shared-memory loads */
     int vec_ok;     /* 16-byte staging possible when x is 16-byte aligned */
     fdiv dv_u1, dv_u4, dv_exth; /* staging units a row (ew; pitch/4), ext[1] */
-    /* set per execute (gpu_depthwise.cu) */
+    /* set per execute (launch.cu) */
     int vec_load, vec_store;
 };
-
-/* Plans the dwtile kernel for s: fills *p (pointers NULL), the dynamic
- * shared memory, threads a block and the grid (x: spatial tiles, y: C,
- * z: N).  false with a reason in why if it does not apply. */
-bool plan_dwtile(const convt3d_shape *s, dw_params *p, size_t *smem, int *threads,
-                 unsigned grid[3], char *why, size_t why_size);
 
 } // namespace ct3d
 

@@ -1,4 +1,4 @@
-/* The per-block body of the depthwise tile kernel (gpu_depthwise.h says
+/* The per-block body of the depthwise tile kernel (params.h says
  * what a block does).  Only the body lives here so that the host emulator
  * can compile it (CONVT3D_GPU_EMULATE).
  *
@@ -8,19 +8,12 @@
  *     all slots and every register index is compile-time;
  *   general (!FAST): slot by slot, the window at a runtime column, scalar
  *     loads, the slot's tap count dispatched once per phase pair. */
-#ifndef CONVT3D_GPU_DEPTHWISE_KERNEL_H
-#define CONVT3D_GPU_DEPTHWISE_KERNEL_H
+#ifndef CONVT3D_CUDA_DWTILE_KERNEL_CUH
+#define CONVT3D_CUDA_DWTILE_KERNEL_CUH
 
-#include "gpu_depthwise.h"
-#include "gpu_simple_kernels.h" /* CT3D_* macros, fdiv_q, copy4/copy16, load_floats */
+#include "../common/device.cuh"
+#include "params.h"
 
-/* The D and H tap loops run once or twice a phase on the common shapes:
- * unrolling them only costs registers (occupancy). */
-#ifdef CONVT3D_GPU_EMULATE
-#define CT3D_NOUNROLL
-#else
-#define CT3D_NOUNROLL _Pragma("unroll 1")
-#endif
 
 namespace ct3d {
 

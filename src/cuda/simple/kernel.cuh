@@ -1,17 +1,17 @@
-/* Per-thread bodies of the CUDA backend's simple kernels:
+/* Per-thread bodies of the CUDA backend's simple kernels (params.h):
  *   depthwise_thread  C_in/G = C_out/G = 1: memory-bound, 4 outputs a thread
  *                     along the fastest axis, 16-byte stores (64-bit indices;
  *                     depthwise32_thread is the same in 32 bits, used when
  *                     every index fits);
  *   generic_thread    any problem, one output a thread (the fallback);
- *   pack_thread       PyTorch weights -> w[g][ob][ic][tap][oc] (gpu_kernels.h).
- * All three take each dim's stride phase from a device table (any stride),
+ * Both take each dim's stride phase from a device table (any stride),
  * so the tap loops visit only the taps that reach the output: no
- * divisibility tests.  Emulatable on the host like gpu_phase_kernel.h. */
-#ifndef CONVT3D_GPU_SIMPLE_KERNELS_H
-#define CONVT3D_GPU_SIMPLE_KERNELS_H
+ * divisibility tests.  Emulatable on the host like phase/kernel.cuh. */
+#ifndef CONVT3D_CUDA_SIMPLE_KERNEL_CUH
+#define CONVT3D_CUDA_SIMPLE_KERNEL_CUH
 
-#include "gpu_phase_kernel.h" /* CT3D_DEV, CT3D_LDG, CT3D_UNROLL, float4 */
+#include "../common/device.cuh"
+#include "params.h"
 
 namespace ct3d {
 
@@ -141,24 +141,6 @@ CT3D_DEV void depthwise_thread(const simple_params &p, long long t)
     store4(y0, acc, valid, p.vec_store, p.layout_ndhwc ? p.ys[1] : p.ys[4]);
 }
 
-/* n / f.d for n < 2^31 (fdiv in gpu_kernels.h). */
-CT3D_DEV unsigned fdiv_q(const fdiv &f, unsigned n)
-{
-#ifdef CONVT3D_GPU_EMULATE
-    const unsigned hi = (unsigned)(((unsigned long long)n * f.m) >> 32);
-#else
-    const unsigned hi = __umulhi(n, f.m);
-#endif
-    return (hi + n) >> f.s;
-}
-
-/* n / f.d and n mod f.d. */
-CT3D_DEV unsigned fdiv_qr(const fdiv &f, unsigned n, int &rem)
-{
-    const unsigned q = fdiv_q(f, n);
-    rem = (int)(n - q * f.d);
-    return q;
-}
 
 /* phase_at in 32-bit arithmetic from the kernel parameters' own phase table
  * (the fast32 path: o + p < 2^31, p >= 0, strides <= kMaxPhaseStride). */
@@ -348,21 +330,6 @@ CT3D_DEV void generic_thread(const simple_params &p, long long e)
     p.y[e] = acc;
 }
 
-/* dst[e] of the packed weights, e < groups * nocb * cig * kvol * ocb. */
-CT3D_DEV void pack_thread(const simple_params &p, const float *src, float *dst, long long e)
-{
-    long long r = e;
-    const long long oi = r % p.ocb;
-    r /= p.ocb;
-    const long long tap = r % p.kvol;
-    r /= p.kvol;
-    const long long ic = r % p.cig;
-    r /= p.cig;
-    const long long ob = r % p.nocb;
-    const long long g = r / p.nocb;
-    const long long oc = ob * p.ocb + oi;
-    dst[e] = oc < p.cog ? src[((g * p.cig + ic) * p.cog + oc) * p.kvol + tap] : 0.0f;
-}
 
 } // namespace ct3d
 

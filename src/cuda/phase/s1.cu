@@ -1,7 +1,7 @@
 /* The phase kernel's instantiations for W stride 1 (a thread: 8 q per W
  * phase x 1 W phase), in their own translation unit so they compile in
- * parallel.  The body is gpu_phase_kernel.h. */
-#include "gpu_phase_entry.h"
+ * parallel.  The body is kernel.cuh. */
+#include "entry.cuh"
 
 namespace ct3d {
 

@@ -1,27 +1,16 @@
-/* The CUDA backend's kernels and the parameters they take: the contract
- * between the host side (gpu.cu: memory and streams; gpu_plan.cu: kernel
- * choice and tiling) and the device code (gpu_*_kernel.h, launched from
- * gpu_launch.cu).  Plain structs, no CUDA API, so the host planning code and
- * an emulator can include it without a GPU.
- *
- * Weights live on the device once per plan, repacked from PyTorch's
- * [C_in][Cog][kD][kH][kW] into
- *
- *     w[g][ob][ic][kd][kh][kw][oc]      oc < ocb, ob < nocb
- *
- * i.e. for each (group, output-channel block, input channel, tap) the block's
- * ocb output-channel weights are contiguous and 16-byte aligned (ocb is a
- * multiple of 4; channels past Cog are zero).  Each kernel picks its ocb. */
-#ifndef CONVT3D_GPU_KERNELS_H
-#define CONVT3D_GPU_KERNELS_H
+/* The phase kernel's parameters (body: kernel.cuh, planner: plan.cu).
+ * Plain structs, no CUDA API, so the host planner and the emulator include
+ * them without a GPU. */
+#ifndef CONVT3D_CUDA_PHASE_PARAMS_H
+#define CONVT3D_CUDA_PHASE_PARAMS_H
 
-#include <stdint.h>
+#include "../common/types.h"
 
 namespace ct3d {
 
-/* The phase kernel handles strides up to this in D and H (tables in the
- * kernel parameters), 1 or 2 in W, and at most this many taps per W phase. */
-constexpr int kMaxPhaseStride = 8;
+/* The phase kernel handles strides up to kMaxPhaseStride in D and H
+ * (tables in the kernel parameters), 1 or 2 in W, and at most this many
+ * taps per W phase. */
 constexpr int kMaxWTaps = 8;
 constexpr int kMaxKW = 16;
 /* The fused W slot pairs compiled in (phase_params.fuse_w): slot 0's and
@@ -33,12 +22,6 @@ constexpr fuse_pair kFusePairs[] = {{1, 1, 1, 0}, {1, 1, 0, 0}, {1, 1, 0, 1}, {2
                                     {2, 2, 0, 0}, {2, 2, 0, 1}, {3, 4, 0, 0}, {4, 3, 0, 0}};
 constexpr int kFusePairCount = sizeof kFusePairs / sizeof kFusePairs[0];
 
-/* One stride phase r of one dim: outputs o = q*s + r - p for q in
- * [qlo, qlo + qcount), each fed by taps k = k0 + t*kstep (t < taps) from
- * inputs i = q - m0 - t*dm. */
-struct phase_entry {
-    int taps, k0, m0, qlo, qcount;
-};
 
 /* One W slot f of a thread's output run: the run starts at a multiple of
  * sw*qw, so output o_a + f + sw*i has phase r = (f + p) mod sw and reads the
@@ -48,7 +31,7 @@ struct wslot {
     int r, taps, k0, woff, wpos;
 };
 
-/* Parameters of the phase-split kernel (gpu_phase_kernel.h). */
+/* Parameters of the phase-split kernel (kernel.cuh). */
 struct phase_params {
     const float *x;
     const float *w;
@@ -117,79 +100,8 @@ inline int phase_features(const phase_params &p)
     return (p.ks > 1 ? kSliced : 0) | (p.fuse_w ? kFused : 0);
 }
 
-/* Division by a runtime divisor d >= 1 of a numerator n < 2^31 with a
- * multiply-high and a shift (Granlund-Montgomery): the depthwise kernel's
- * index arithmetic, which 64-bit division made instruction-bound. */
-struct fdiv {
-    unsigned d, m, s;
-};
 
-/* Host-side integer helpers of the planners (gpu_plan.cu,
- * gpu_depthwise_plan.cu). */
-inline long long gcd64(long long a, long long b)
-{
-    while (b) {
-        const long long t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
 
-inline long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
-
-/* floor(a / b) for b > 0 and any sign of a. */
-inline long long floor_div(long long a, long long b)
-{
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
-/* The multiply-high divisor of d (1 <= d < 2^31). */
-inline fdiv fdiv_make(long long d)
-{
-    fdiv f;
-    unsigned sh = 0;
-    while ((1ULL << sh) < (unsigned long long)d)
-        sh++;
-    f.d = (unsigned)d;
-    f.s = sh;
-    f.m = (unsigned)(((1ULL << 32) * ((1ULL << sh) - (unsigned long long)d)) /
-                         (unsigned long long)d + 1);
-    return f;
-}
-
-/* Parameters of the simple kernels: depthwise, generic direct, weight packing. */
-struct simple_params {
-    const float *x;
-    const float *w;
-    const float *bias;
-    float *y;
-    /* device: per dim d, {taps, k0, m0} of each stride phase at phase_off[d] +
-     * 3 * index, where index is the phase r < s[d], or the output coordinate
-     * o < out[d] where the stride exceeds the output (phase_by_o[d]): the
-     * table stays within min(stride, output) entries a dim however large the
-     * stride. */
-    const int *phase;
-    long long phase_off[3];
-    int phase_by_o[3];
-    long long xs[5], ys[5];
-    long long n, cin, cout, groups, cig, cog;
-    long long in[3], out[3], k[3], s[3], p[3], dm[3], kstep[3];
-    long long kvol, ocb, nocb;
-    long long y_elems;
-    int layout_ndhwc;
-    int vec_store;
-    /* The depthwise kernel's 32-bit path (every index and the thread count
-     * < 2^31, strides <= kMaxPhaseStride, <= 4 taps a W phase): divisors of
-     * the thread index decomposition, fastest first (NCDHW: W/4 vectors,
-     * out H, out D, C; NDHWC: C/4 vectors, out W, out H, out D), and the
-     * strides. */
-    int fast32;
-    fdiv dv[4];
-    fdiv dvs[3];
-    int dw_mt; /* W taps a phase unrolled: 1, 2 or 4 (>= the most taps) */
-    int ptab[3][kMaxPhaseStride][3]; /* {taps, k0, m0} per dim and phase */
-};
 
 } // namespace ct3d
 

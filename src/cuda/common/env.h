@@ -1,0 +1,42 @@
+/* The CUDA backend's environment overrides, for benchmarking (README):
+ *   CONVT3D_CUDA_KERNEL=NAME|WORD  forces the CUDA implementation named NAME
+ *       exactly, or one whose name contains WORD (grouped, tiled, igemm,
+ *       dwtile, depthwise, generic, ...): the first in registry order that
+ *       applies and that the automatic walk would not pass over (e.g.
+ *       "grouped" where the phase planner picks a grouped variant), else the
+ *       first that applies (e.g. "grouped" where it picks tiled: the first
+ *       grouped variant for the W stride, 8 channels a thread before 4).
+ *       When none applies, plan creation fails with
+ *       CONVT3D_ERR_NOT_APPLICABLE, never a silent fallback.  The plan
+ *       options' implementation (or CONVT3D_IMPLEMENTATION) wins over it.
+ *   CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse[,occ[,align]]]]  the phase
+ *       kernel's tiling, where it fits (else ignored, with a note);
+ *   CONVT3D_CUDA_IGEMM=wm,wn[,cs]  the implicit-GEMM kernel's block shape
+ *       and cluster size, where compiled (else ignored, with a note).
+ * Read once per plan creation (gpu.cu) and handed to the planners, which
+ * stay pure functions of their arguments. */
+#ifndef CONVT3D_CUDA_COMMON_ENV_H
+#define CONVT3D_CUDA_COMMON_ENV_H
+
+namespace ct3d {
+
+struct cuda_overrides {
+    const char *kernel; /* CONVT3D_CUDA_KERNEL, NULL when unset or empty */
+    const char *tile;   /* CONVT3D_CUDA_TILE */
+    const char *igemm;  /* CONVT3D_CUDA_IGEMM */
+};
+
+/* The overrides from the environment. */
+cuda_overrides overrides_from_env(void);
+
+/* Parses "tx,ty,tz,toc,cic[,ks[,fuse[,occ[,align]]]]" (ks, fuse, occ and
+ * align 1 when left out) into v; false if absent or malformed. */
+bool parse_tile(const char *text, int v[9]);
+
+/* Parses "wm,wn[,cs]" (cs 0 when left out: the planner's) into v; false if
+ * absent or malformed. */
+bool parse_igemm(const char *text, int v[3]);
+
+} // namespace ct3d
+
+#endif

@@ -1,0 +1,261 @@
+/* Host-side planning of the implicit-GEMM kernel (plan.h): where it
+ * applies, its parameters, and the heaviest-first block order. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/env.h"
+#include "plan.h"
+
+namespace ct3d {
+
+namespace {
+
+struct phase_ref {
+    int code;    /* igemm_phase_code */
+    int taps;    /* product of the per-dim tap counts */
+    long long m; /* output positions of the phase */
+};
+
+/* The phases that have outputs, heaviest (most taps) first; a stable
+ * insertion sort, so equal phases keep their (rd, rh, rw) order. */
+int list_phases(const igemm_params &p, long long nimg, phase_ref *out)
+{
+    int n = 0;
+    for (int rw = 0; rw < p.s[2]; rw++)
+        for (int rh = 0; rh < p.s[1]; rh++)
+            for (int rd = 0; rd < p.s[0]; rd++) {
+                const int r[3] = {rd, rh, rw};
+                phase_ref f;
+                f.code = igemm_phase_code(r);
+                f.taps = igemm_phase_taps(p, f.code);
+                f.m = nimg;
+                for (int d = 0; d < 3; d++)
+                    f.m *= p.ph[d][r[d]].qcount;
+                if (f.m == 0)
+                    continue; /* stride larger than the output: no such outputs */
+                int j = n++;
+                for (; j > 0 && out[j - 1].taps < f.taps; j--)
+                    out[j] = out[j - 1];
+                out[j] = f;
+            }
+    return n;
+}
+
+} // namespace
+
+bool igemm_applies(const convt3d_shape *s, char *why, size_t why_size)
+{
+    if (s->layout != CONVT3D_LAYOUT_NCDHW) {
+        snprintf(why, why_size, "NCDHW only");
+        return false;
+    }
+    for (int d = 0; d < 3; d++) {
+        if (s->s[d] > kIgemmMaxStride) {
+            snprintf(why, why_size, "stride[%d]=%lld > %d", d, (long long)s->s[d],
+                     kIgemmMaxStride);
+            return false;
+        }
+        if (s->in[d] >= CONVT3D_INT_INDEX_LIMIT || s->out[d] >= CONVT3D_INT_INDEX_LIMIT || s->k[d] >= CONVT3D_INT_INDEX_LIMIT ||
+            s->p[d] >= CONVT3D_INT_INDEX_LIMIT || s->l[d] >= CONVT3D_INT_INDEX_LIMIT) {
+            snprintf(why, why_size, "a size in dim %d is too large for int indexing", d);
+            return false;
+        }
+    }
+    if (s->cin >= CONVT3D_INT_INDEX_LIMIT || s->cout >= CONVT3D_INT_INDEX_LIMIT || s->k_volume >= CONVT3D_INT_INDEX_LIMIT ||
+        s->k_volume * ceil_div(s->cig, kIgemmBK) >= (1LL << 31)) {
+        snprintf(why, why_size, "channel or kernel counts too large for int indexing");
+        return false;
+    }
+    return true;
+}
+
+size_t igemm_smem_bytes(igemm_shape t)
+{
+    const long long bm = 64LL * t.wm, bn = 32LL * t.wn;
+    const long long pipe = 3LL * kIgemmBK * (bm + bn), out = bn * (bm + 4);
+    return (size_t)(pipe > out ? pipe : out) * sizeof(float);
+}
+
+bool igemm_fill(const convt3d_shape *s, igemm_shape t, int cs, igemm_params *pp, size_t *smem)
+{
+    if (cs != 1 && cs != 2 && cs != 4 && cs != 8)
+        return false;
+    const int bm = 64 * t.wm, bn = 32 * t.wn;
+    igemm_params p;
+    memset(&p, 0, sizeof p);
+    fill_shape_fields(s, p);
+    for (int d = 0; d < 3; d++)
+        for (int r = 0; r < p.s[d]; r++)
+            p.ph[d][r] = phase_entry_of(s, d, r);
+    p.ocb = bn;
+    p.nocb = (int)ceil_div(s->cog, bn);
+    p.kchunks = (int)ceil_div(s->cig, kIgemmBK);
+    p.cs = cs;
+    p.nimg = s->n;
+
+    phase_ref ph[kIgemmMaxStride * kIgemmMaxStride * kIgemmMaxStride];
+    const int nph = list_phases(p, s->n, ph);
+    long long tiles = 0;
+    for (int i = 0; i < nph;) {
+        if (p.nclass == kIgemmMaxClasses)
+            return false;
+        const int c = p.nclass++;
+        p.cls_phase[c] = i;
+        p.cls_tile[c] = tiles;
+        long long mt = 0;
+        int j = i;
+        for (; j < nph && ph[j].taps == ph[i].taps; j++) {
+            p.order[j] = (unsigned short)ph[j].code;
+            const long long need = ceil_div(ph[j].m, bm);
+            mt = need > mt ? need : mt;
+        }
+        tiles += mt * (j - i) * p.groups * p.nocb;
+        i = j;
+    }
+    p.cls_phase[p.nclass] = nph;
+    p.cls_tile[p.nclass] = tiles;
+    p.ntiles = tiles;
+    if (tiles < 1 || tiles > (1LL << 40))
+        return false;
+    *pp = p;
+    *smem = igemm_smem_bytes(t);
+    return true;
+}
+
+namespace {
+
+/* Blocks of shape t a multiprocessor holds (registers: 128 a thread;
+ * shared memory: the block's plus the 1 KB the driver reserves). */
+long long igemm_blocks_per_sm(igemm_shape t, const device_limits &lim)
+{
+    const long long by_regs = 65536 / (32LL * t.wm * t.wn * 128);
+    const long long by_smem = lim.smem_sm / ((long long)igemm_smem_bytes(t) + 1024);
+    return by_regs < by_smem ? by_regs : by_smem;
+}
+
+/* The cluster size: the smallest power of two up to 8 whose clusters fill
+ * every multiprocessor's block slots, as long as each block keeps at least
+ * 8 of the heaviest tile's K steps. */
+int igemm_cluster_size(const igemm_params &p, igemm_shape t, const device_limits &lim)
+{
+    /* the heaviest tile's K steps: its class comes first */
+    const long long steps = (long long)igemm_phase_taps(p, p.order[0]) * p.kchunks;
+    const long long slots = igemm_blocks_per_sm(t, lim) * lim.num_sms;
+    int cs = 1;
+    while (cs < 8 && p.ntiles * cs < slots && steps / (2 * cs) >= 8)
+        cs *= 2;
+    return cs;
+}
+
+} // namespace
+
+/* The implicit-GEMM kernel (plan.h): 64 x 32 warp tiles, as many
+ * warps along the output channels as Cog fills (BN = 32, 64 or 128), eight
+ * warps a block (four for BN = 32); clusters of cs blocks share a tile when
+ * the tiles alone would not fill every multiprocessor's block slots, as
+ * long as each block keeps several K steps.  CONVT3D_CUDA_IGEMM=wm,wn[,cs]
+ * overrides (benchmarking). */
+bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *tile,
+                igemm_plan *out, size_t *smem, char *note, size_t note_size)
+{
+    igemm_shape t = {s->cog > 64 ? 2 : 4, s->cog > 64 ? 4 : s->cog > 32 ? 2 : 1};
+    int forced[3];
+    int cs = 0;
+    if (parse_igemm(tile, forced)) {
+        const igemm_shape f = {forced[0], forced[1]};
+        if (igemm_shape_compiled(f) && (forced[2] == 0 || forced[2] == 1 || forced[2] == 2 ||
+                                        forced[2] == 4 || forced[2] == 8)) {
+            t = f;
+            cs = forced[2];
+        } else {
+            snprintf(note, note_size, "CONVT3D_CUDA_IGEMM=%s does not fit, ignored", tile);
+        }
+    }
+    if ((long long)igemm_smem_bytes(t) > lim.smem_optin)
+        return false;
+    igemm_params p;
+    if (!igemm_fill(s, t, 1, &p, smem))
+        return false;
+    if (cs == 0)
+        cs = igemm_cluster_size(p, t, lim);
+    if (cs > 1 && !igemm_fill(s, t, cs, &p, smem))
+        return false;
+    out->p = p;
+    out->t = t;
+    return true;
+}
+
+/* Whether the implicit-GEMM kernel is the better choice: many channels a
+ * group on both sides (where the phase kernel spends its time staging), and
+ * at most 2 taps in every W phase (with more, the phase kernel's sliding
+ * window along W feeds each staged input to more FMAs).  On the H200
+ * (bench/NOTES.md, round 4): unet 1.55 -> 1.39 ms, k3s2p1op1_wide 0.198 ->
+ * 0.136, k4s2p1 0.598 -> 0.572; but k3s1p1 (3 W taps) 0.130 -> 0.131 at
+ * best, 0.161-0.179 with other tilings. */
+bool igemm_preferred(const convt3d_shape *s, char *why, size_t why_size)
+{
+    if (s->cig < 16 || s->cog < 32) {
+        snprintf(why, why_size, "automatically for C_in/G >= 16 and C_out/G >= 32 only "
+                 "(%lld, %lld)", (long long)s->cig, (long long)s->cog);
+        return false;
+    }
+    for (long long r = 0; r < s->s[2] && r < kIgemmMaxStride; r++)
+        if (convt3d_phase_of(s, 2, r).taps > 2) {
+            snprintf(why, why_size, "automatically for at most 2 taps a W phase only");
+            return false;
+        }
+    return true;
+}
+
+/* ---- the registry entry's host side ------------------------------------- */
+
+bool igemm_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                            char *why, size_t why_size)
+{
+    (void)e;
+    (void)lim;
+    return igemm_applies(s, why, why_size);
+}
+
+bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
+                             const device_limits &lim, const cuda_overrides &ov, char *why,
+                             size_t why_size)
+{
+    (void)e;
+    (void)lim;
+    (void)ov;
+    return !igemm_preferred(s, why, why_size);
+}
+
+bool igemm_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                      const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                      size_t why_size)
+{
+    (void)e;
+    (void)mode;
+    igemm_plan *ip = family_params<igemm_plan>(*k);
+    memset(ip, 0, sizeof *ip);
+    if (!plan_igemm(s, lim, ov.igemm, ip, &k->smem_bytes, k->note, sizeof k->note)) {
+        snprintf(why, why_size, "no block shape fits (%lld tiles at most 2^40, %d tap classes)",
+                 (long long)1 << 40, kIgemmMaxClasses);
+        return false;
+    }
+    k->ocb = ip->p.ocb;
+    k->nocb = ip->p.nocb;
+    k->threads = 32 * ip->t.wm * ip->t.wn;
+    k->blocks = ip->p.ntiles * ip->p.cs;
+    return true;
+}
+
+void igemm_entry_describe(const cuda_plan &k, char *buf, size_t size)
+{
+    const igemm_plan &ip = *family_params<igemm_plan>(k);
+    const igemm_params &p = ip.p;
+    snprintf(buf, size,
+             "%s: warps %d x %d (tile %d x %d), clusters of %d, %lld tiles in %d tap "
+             "classes, %d K steps a tap, %lld blocks, %zu B shared%s%s",
+             k.impl->name, ip.t.wm, ip.t.wn, 64 * ip.t.wm, 32 * ip.t.wn, p.cs, p.ntiles, p.nclass,
+             p.kchunks, k.blocks, k.smem_bytes, k.note[0] ? "; " : "", k.note);
+}
+
+} // namespace ct3d

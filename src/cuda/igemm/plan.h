@@ -1,0 +1,54 @@
+/* The implicit-GEMM family's host side (plan.cu): where it applies, its
+ * parameters, the heaviest-first block order, the cluster size, and the
+ * registry entry's applicability, cost rule, planning and description. */
+#ifndef CONVT3D_CUDA_IGEMM_PLAN_H
+#define CONVT3D_CUDA_IGEMM_PLAN_H
+
+#include <stddef.h>
+
+#include "../common/plan_util.h"
+#include "../registry.h"
+#include "params.h"
+
+namespace ct3d {
+
+/* The family's parameters in a cuda_plan. */
+struct igemm_plan {
+    igemm_params p; /* pointers left NULL */
+    igemm_shape t;  /* the instantiation */
+};
+static_assert(sizeof(igemm_plan) <= kPlanParamBytes, "igemm_plan fits cuda_plan.params");
+
+/* Whether the implicit-GEMM kernel computes problem s (layout, strides,
+ * index ranges); why says why not. */
+bool igemm_applies(const convt3d_shape *s, char *why, size_t why_size);
+
+/* Fills *p for warps shape t and cluster size cs (1, 2, 4 or 8) and the
+ * block's shared memory; false if it does not fit. */
+bool igemm_fill(const convt3d_shape *s, igemm_shape t, int cs, igemm_params *p, size_t *smem);
+
+/* Shared memory (bytes) a block of shape t needs. */
+size_t igemm_smem_bytes(igemm_shape t);
+
+/* Whether the implicit-GEMM kernel is the better choice for s (the
+ * automatic walk's cost rule); why says why not. */
+bool igemm_preferred(const convt3d_shape *s, char *why, size_t why_size);
+
+/* The kernel's block shape and cluster size (CONVT3D_CUDA_IGEMM override
+ * tile, NULL: none) and parameters; false if it does not fit. */
+bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *tile,
+                igemm_plan *out, size_t *smem, char *note, size_t note_size);
+
+bool igemm_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                            char *why, size_t why_size);
+bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
+                             const device_limits &lim, const cuda_overrides &ov, char *why,
+                             size_t why_size);
+bool igemm_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                      const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                      size_t why_size);
+void igemm_entry_describe(const cuda_plan &k, char *buf, size_t size);
+
+} // namespace ct3d
+
+#endif

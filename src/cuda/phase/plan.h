@@ -1,0 +1,60 @@
+/* The phase kernel family's host side (plan.cu): the planner and the
+ * registry entries' applicability, cost rule, planning and description.
+ * Launch and instantiations: launch.cu, s1.cu, s2.cu, s2f.cu, s2o3.cu. */
+#ifndef CONVT3D_CUDA_PHASE_PLAN_H
+#define CONVT3D_CUDA_PHASE_PLAN_H
+
+#include <stddef.h>
+
+#include "../common/plan_util.h"
+#include "../registry.h"
+#include "params.h"
+
+namespace ct3d {
+
+/* The family's parameters in a cuda_plan: the kernel's, and which
+ * instantiation runs them. */
+struct phase_plan {
+    phase_params p; /* pointers left NULL */
+    size_t smem;
+    int all;       /* grouped (1) or tiled (0) */
+    int sw, qw, oct;
+    int occ3;      /* 1: the three-blocks-a-multiprocessor build (entry.cuh) */
+};
+static_assert(sizeof(phase_plan) <= kPlanParamBytes, "phase_plan fits cuda_plan.params");
+
+/* A registry entry's variant (cuda_impl.variant). */
+struct phase_variant {
+    int all, sw, oct;
+};
+
+/* Whether the phase kernel computes s at all (any variant); why not. */
+bool phase_kernel_applies(const convt3d_shape *s, char *why, size_t why_size);
+
+/* Output channels a thread when the planner chooses: 4 for Cog <= 4, else 8. */
+inline int phase_auto_oct(const convt3d_shape *s) { return s->cog <= 4 ? 4 : 8; }
+
+/* The tiling in mode want_all (1 grouped, 0 tiled, -1 the planner's
+ * choice) with oct channels a thread (0: phase_auto_oct) and the
+ * CONVT3D_CUDA_TILE override tile (NULL: none); false if none fits.  note
+ * says when tile was ignored. */
+bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, int oct,
+                const char *tile, phase_plan *out, char *note, size_t note_size);
+
+/* The registry name of a variant. */
+const char *phase_name(int all, int sw, int oct);
+
+/* The entries' host side. */
+bool phase_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                            char *why, size_t why_size);
+bool phase_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
+                             const device_limits &lim, const cuda_overrides &ov, char *why,
+                             size_t why_size);
+bool phase_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                      const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                      size_t why_size);
+void phase_entry_describe(const cuda_plan &k, char *buf, size_t size);
+
+} // namespace ct3d
+
+#endif

@@ -1,0 +1,138 @@
+/* The registry of CUDA implementations (registry.cu): an ordered table of
+ * entries, one per implementation, each with its exact name, a pure
+ * applicability predicate, an optional cost rule of the automatic walk, its
+ * planning into a generic plan, its shared-memory preparation, its launch
+ * and a description for CONVT3D_VERBOSE.  gpu.cu walks the table:
+ * automatically the first entry that applies and is not passed over, or the
+ * forced entry if it applies, never another.
+ *
+ * The order (bench/NOTES.md has the H200 measurements behind it):
+ *   1. the depthwise tile kernel (dwtile/), for C_in/G = C_out/G = 1 in
+ *      NCDHW (automatically; forced also in NDHWC): run8 where every W
+ *      slot's window starts at one staged column, slotwise otherwise;
+ *   2. the implicit-GEMM kernel (igemm/) for NCDHW problems with
+ *      C_in/G >= 16, Cog >= 32 and at most 2 taps in every W phase;
+ *   3. the phase kernel (phase/) where it applies (W stride 1 or 2 with
+ *      every W tap at unit input step, <= 8 taps a W phase, D/H strides
+ *      <= 8), depthwise problems included: its eight variants (grouped or
+ *      tiled, W stride 2 or 1, 8 or 4 output channels a thread) ask the phase
+ *      planner which one it picks; the others are passed over;
+ *   4. the depthwise phase kernel (simple/) for C_in/G = C_out/G = 1;
+ *   5. the generic direct kernel (simple/), which runs anything.
+ *
+ * A new kernel family needs: its folder (params.h, kernel.cuh, plan.cu,
+ * launch.cu defining its cuda_impl entries), its files in Makefile.am, and
+ * one line in registry.cu's table. */
+#ifndef CONVT3D_CUDA_REGISTRY_H
+#define CONVT3D_CUDA_REGISTRY_H
+
+#include <stddef.h>
+
+#include <cuda_runtime_api.h>
+
+#include "common/env.h"
+#include "common/plan_util.h"
+#include "internal.h"
+
+namespace ct3d {
+
+struct cuda_impl;
+
+/* Bytes of family parameters a plan holds (the largest today, igemm_plan,
+ * is 2.5 KB; phase_plan 0.9 KB); each family static_asserts its own. */
+constexpr size_t kPlanParamBytes = 4096;
+
+/* A plan: the entry, the weight packing every family shares (output
+ * channels per block ocb, nocb blocks of them: common/pack.h), the launch
+ * shape, and the family's own parameters in opaque storage. */
+struct cuda_plan {
+    const cuda_impl *impl;
+    int ocb, nocb;
+    size_t smem_bytes;
+    int threads;
+    long long blocks;
+    char note[160]; /* an override that was ignored, for CONVT3D_VERBOSE */
+    alignas(16) unsigned char params[kPlanParamBytes];
+};
+
+/* The family parameters of a plan, as the family's own type. */
+template <class T>
+T *family_params(cuda_plan &k)
+{
+    static_assert(sizeof(T) <= kPlanParamBytes, "family parameters fit cuda_plan.params");
+    static_assert(alignof(T) <= 16, "family parameters aligned by cuda_plan.params");
+    return reinterpret_cast<T *>(k.params);
+}
+template <class T>
+const T *family_params(const cuda_plan &k)
+{
+    static_assert(sizeof(T) <= kPlanParamBytes, "family parameters fit cuda_plan.params");
+    return reinterpret_cast<const T *>(k.params);
+}
+
+/* The pointers of one execute, device side; extra is the plan's device
+ * extras (cuda_impl.extras) or NULL. */
+struct cuda_args {
+    const float *x, *w, *bias;
+    float *y;
+    const void *extra;
+};
+
+/* How an entry is asked to plan: automatically (the walk's choice; a
+ * variant of a family plans the way the family planner picks) or forced. */
+enum plan_mode { PLAN_AUTOMATIC, PLAN_FORCED };
+
+struct cuda_impl {
+    const char *name; /* exact, "cuda/..." */
+    const void *variant; /* the family's own data for this entry, or NULL */
+    /* Hard: whether the entry computes shape s correctly on a device with
+     * these limits; why says why not.  Pure. */
+    bool (*applicable)(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                       char *why, size_t why_size);
+    /* Soft, automatic walk only (NULL: never): whether the entry is passed
+     * over for s, why says for what.  Pure. */
+    bool (*passed_over)(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                        const cuda_overrides &ov, char *why, size_t why_size);
+    /* Fills *k (impl, packing, launch shape, family parameters, pointers
+     * left NULL); false (why) if no tiling fits.  Pure. */
+    bool (*plan)(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                 const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                 size_t why_size);
+    /* Raises the kernel's shared-memory cap (current device); NULL: nothing. */
+    cudaError_t (*prepare)(const cuda_plan &k, int smem_optin);
+    /* Device-side extras the plan keeps (e.g. a phase table), allocated on
+     * the current device into *extra (freed with cudaFree); NULL: none. */
+    cudaError_t (*extras)(const cuda_plan &k, const convt3d_shape *s, void **extra);
+    /* Enqueues the kernel. */
+    cudaError_t (*launch)(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,
+                          cudaStream_t stream);
+    /* One line on the plan's tiling. */
+    void (*describe)(const cuda_plan &k, char *buf, size_t size);
+};
+
+/* The table, in walk order. */
+int cuda_impl_count(void);
+const cuda_impl *cuda_impl_at(int index);
+
+/* Whether entry e runs s when forced: applicable and plannable (into *k).
+ * Exactly what forcing e does, short of device memory. */
+bool cuda_impl_plans(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                     const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                     size_t why_size);
+
+/* The registry walk: the forced entry (force, NULL: automatic), or the first
+ * that applies and is not passed over; fills *k.  CONVT3D_ERR_NOT_APPLICABLE
+ * for a forced entry that does not apply, CONVT3D_ERR_UNKNOWN_IMPLEMENTATION
+ * for a name no entry has (ov.kernel: a word no name contains).  With
+ * verbose, every candidate not taken goes to stderr with its reason.  Pure
+ * but for that output and convt3d_fail(). */
+convt3d_status cuda_choose(const convt3d_shape *s, const device_limits &lim,
+                           const cuda_overrides &ov, const char *force, int verbose,
+                           cuda_plan *k);
+
+/* Helpers for entries: the common plan fields. */
+void plan_init(cuda_plan *k, const cuda_impl &e);
+
+} // namespace ct3d
+
+#endif

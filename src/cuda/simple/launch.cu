@@ -1,0 +1,111 @@
+/* The simple kernels' __global__ entries, their launches, the device phase
+ * table they read (the family's device extras) and their registry entries
+ * (host side in plan.cu). */
+#include <stdlib.h>
+
+#include "../common/launch_util.h"
+#include "../registry.h"
+#include "kernel.cuh"
+#include "plan.h"
+
+namespace ct3d {
+
+namespace {
+
+__global__ void __launch_bounds__(256) depthwise_kernel(const simple_params p, long long total)
+{
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < total;
+         t += (long long)gridDim.x * blockDim.x)
+        depthwise_thread(p, t);
+}
+
+template <int MT>
+__global__ void __launch_bounds__(256) depthwise32_kernel(const simple_params p, unsigned total)
+{
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < total)
+        depthwise32_thread<MT>(p, t);
+}
+
+__global__ void __launch_bounds__(256) generic_kernel(const simple_params p)
+{
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < p.y_elems;
+         e += (long long)gridDim.x * blockDim.x)
+        generic_thread(p, e);
+}
+
+/* The phase table on the current device (plan.h). */
+cudaError_t simple_extras(const cuda_plan &k, const convt3d_shape *s, void **extra)
+{
+    (void)k;
+    const long long n = phase_table_ints(s);
+    int *table = (int *)malloc((size_t)n * sizeof(int));
+    if (!table)
+        return cudaErrorMemoryAllocation;
+    phase_table_fill(s, table);
+    void *dev = nullptr;
+    cudaError_t err = cudaMalloc(&dev, (size_t)n * sizeof(int));
+    if (err == cudaSuccess)
+        err = cudaMemcpy(dev, table, (size_t)n * sizeof(int), cudaMemcpyHostToDevice);
+    free(table);
+    if (err != cudaSuccess) {
+        cudaFree(dev);
+        return err;
+    }
+    *extra = dev;
+    return cudaSuccess;
+}
+
+/* The parameters of one execute. */
+simple_params simple_args(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a)
+{
+    simple_params p = family_params<simple_plan>(k)->p;
+    p.x = a.x;
+    p.w = a.w;
+    p.bias = a.bias;
+    p.y = a.y;
+    p.phase = static_cast<const int *>(a.extra);
+    const bool ndhwc = s->layout == CONVT3D_LAYOUT_NDHWC;
+    p.vec_store = aligned16(a.y) && (ndhwc ? s->cout % 4 == 0 : s->out[2] % 4 == 0);
+    return p;
+}
+
+cudaError_t depthwise_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,
+                             cudaStream_t stream)
+{
+    const simple_params p = simple_args(k, s, a);
+    const long long total = p.layout_ndhwc
+                                ? p.n * p.out[0] * p.out[1] * p.out[2] * ((p.cout + 3) / 4)
+                                : p.n * p.cout * p.out[0] * p.out[1] * ((p.out[2] + 3) / 4);
+    if (p.fast32) { /* the planner checked total < 2^31: one thread each */
+        const unsigned blocks = (unsigned)((total + k.threads - 1) / k.threads);
+        if (p.dw_mt == 1)
+            depthwise32_kernel<1><<<blocks, k.threads, 0, stream>>>(p, (unsigned)total);
+        else if (p.dw_mt == 2)
+            depthwise32_kernel<2><<<blocks, k.threads, 0, stream>>>(p, (unsigned)total);
+        else
+            depthwise32_kernel<4><<<blocks, k.threads, 0, stream>>>(p, (unsigned)total);
+    } else
+        depthwise_kernel<<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
+    return cudaGetLastError();
+}
+
+cudaError_t generic_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,
+                           cudaStream_t stream)
+{
+    generic_kernel<<<grid_of(k.blocks), k.threads, 0, stream>>>(simple_args(k, s, a));
+    return cudaGetLastError();
+}
+
+} // namespace
+
+extern const cuda_impl cuda_f32_depthwise_phase_4 = {
+    "cuda/f32_depthwise_phase_4", nullptr,  depthwise_entry_applicable, nullptr,
+    depthwise_entry_plan,         nullptr,  simple_extras,              depthwise_launch,
+    simple_entry_describe};
+extern const cuda_impl cuda_f32_direct_generic = {
+    "cuda/f32_direct_generic", nullptr, generic_entry_applicable, nullptr,
+    generic_entry_plan,        nullptr, simple_extras,            generic_launch,
+    simple_entry_describe};
+
+} // namespace ct3d

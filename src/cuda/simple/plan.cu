@@ -1,0 +1,198 @@
+/* The simple kernels' host side (plan.h): parameters, the phase table and
+ * the registry entries' applicability, planning and description. */
+#include <stdio.h>
+#include <string.h>
+
+#include "plan.h"
+
+namespace ct3d {
+
+void fill_simple(const convt3d_shape *s, long long ocb, simple_params *sp)
+{
+    simple_params p;
+    memset(&p, 0, sizeof p);
+    p.n = s->n;
+    p.cin = s->cin;
+    p.cout = s->cout;
+    p.groups = s->groups;
+    p.cig = s->cig;
+    p.cog = s->cog;
+    for (int d = 0; d < 3; d++) {
+        const convt3d_phase ph = convt3d_phase_of(s, d, 0);
+        p.in[d] = s->in[d];
+        p.out[d] = s->out[d];
+        p.k[d] = s->k[d];
+        p.s[d] = s->s[d];
+        p.p[d] = s->p[d];
+        p.dm[d] = ph.dm;
+        p.kstep[d] = ph.tap_step;
+    }
+    for (int d = 0; d < 5; d++) {
+        p.xs[d] = s->x_stride[d];
+        p.ys[d] = s->y_stride[d];
+    }
+    p.kvol = s->k_volume;
+    p.ocb = ocb;
+    p.nocb = ceil_div(s->cog, ocb);
+    p.y_elems = s->y_elems;
+    p.layout_ndhwc = s->layout == CONVT3D_LAYOUT_NDHWC;
+    *sp = p;
+}
+
+/* The depthwise kernel's 32-bit path, where every index (and the thread
+ * count) fits: p->fast32 and its divisors. */
+void fill_depthwise32(const convt3d_shape *s, simple_params *p)
+{
+    const long long lim = 1LL << 31; /* 32-bit indices, not CONVT3D_INT_INDEX_LIMIT */
+    const bool ndhwc = s->layout == CONVT3D_LAYOUT_NDHWC;
+    const long long vecs = ndhwc ? ceil_div(s->cout, 4) : ceil_div(s->out[2], 4);
+    const long long total = s->n * s->out[0] * s->out[1] * (ndhwc ? s->out[2] : s->cout) * vecs;
+    bool ok = total < lim && s->n < lim && s->cout + 4 < lim && s->k_volume * 4 * 4 < lim &&
+              (s->in[2] + 4) * s->x_stride[4] + 4 * s->x_stride[1] < lim;
+    int wtaps = 0;
+    for (int d = 0; d < 3; d++) {
+        ok = ok && s->p[d] >= 0 && s->s[d] <= kMaxPhaseStride &&
+             s->out[d] + s->p[d] + s->s[d] < lim && s->in[d] + s->k[d] * s->l[d] < lim;
+        for (long long r = 0; ok && r < s->s[d]; r++) {
+            const phase_entry e = phase_entry_of(s, d, r);
+            p->ptab[d][r][0] = e.taps;
+            p->ptab[d][r][1] = e.k0;
+            p->ptab[d][r][2] = e.m0;
+            if (d == 2 && e.taps > wtaps)
+                wtaps = e.taps;
+        }
+    }
+    ok = ok && wtaps <= 4;
+    p->fast32 = ok;
+    if (!ok)
+        return;
+    p->dw_mt = wtaps <= 1 ? 1 : wtaps <= 2 ? 2 : 4;
+    const long long div[4] = {vecs, ndhwc ? s->out[2] : s->out[1], ndhwc ? s->out[1] : s->out[0],
+                              ndhwc ? s->out[0] : s->cout};
+    for (int i = 0; i < 4; i++)
+        p->dv[i] = fdiv_make(div[i]);
+    for (int d = 0; d < 3; d++)
+        p->dvs[d] = fdiv_make(s->s[d]);
+}
+
+namespace {
+
+/* Entries of dim d's table: a stride larger than the output reaches at most
+ * out[d] phases (a fuzz finding had a W stride near 2^62). */
+bool table_by_o(const convt3d_shape *s, int d) { return s->s[d] > s->out[d]; }
+
+} // namespace
+
+long long phase_table_ints(const convt3d_shape *s)
+{
+    long long n = 0;
+    for (int d = 0; d < 3; d++)
+        n += 3 * (table_by_o(s, d) ? s->out[d] : s->s[d]);
+    return n;
+}
+
+void phase_table_layout(const convt3d_shape *s, long long off[3], int by_o[3])
+{
+    long long at = 0;
+    for (int d = 0; d < 3; d++) {
+        off[d] = at;
+        by_o[d] = table_by_o(s, d);
+        at += 3 * (by_o[d] ? s->out[d] : s->s[d]);
+    }
+}
+
+void phase_table_fill(const convt3d_shape *s, int *table)
+{
+    long long at = 0;
+    for (int d = 0; d < 3; d++) {
+        const bool by_o = table_by_o(s, d);
+        const long long count = by_o ? s->out[d] : s->s[d];
+        for (long long i = 0; i < count; i++) {
+            const long long r = by_o ? (i + s->p[d]) % s->s[d] : i;
+            const phase_entry e = phase_entry_of(s, d, r);
+            table[at++] = e.taps;
+            table[at++] = e.k0;
+            table[at++] = e.m0;
+        }
+    }
+}
+
+
+/* ---- the registry entries' host side ------------------------------------ */
+
+bool depthwise_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
+                                const device_limits &lim, char *why, size_t why_size)
+{
+    (void)e;
+    (void)lim;
+    if (s->cig != 1 || s->cog != 1) {
+        snprintf(why, why_size, "not depthwise (C_in/G=%lld, C_out/G=%lld)", (long long)s->cig,
+                 (long long)s->cog);
+        return false;
+    }
+    return true;
+}
+
+bool depthwise_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                          const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                          size_t why_size)
+{
+    (void)e;
+    (void)lim;
+    (void)ov;
+    (void)mode;
+    (void)why;
+    (void)why_size;
+    simple_plan *sp = family_params<simple_plan>(*k);
+    k->ocb = 4;
+    k->nocb = 1;
+    k->threads = 256;
+    const long long vecs = s->layout == CONVT3D_LAYOUT_NDHWC
+                               ? s->n * s->out[0] * s->out[1] * s->out[2] * ceil_div(s->cout, 4)
+                               : s->n * s->cout * s->out[0] * s->out[1] * ceil_div(s->out[2], 4);
+    k->blocks = ceil_div(vecs, k->threads);
+    fill_simple(s, k->ocb, &sp->p);
+    fill_depthwise32(s, &sp->p);
+    phase_table_layout(s, sp->p.phase_off, sp->p.phase_by_o);
+    return true;
+}
+
+bool generic_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
+                              const device_limits &lim, char *why, size_t why_size)
+{
+    (void)e;
+    (void)s;
+    (void)lim;
+    (void)why;
+    (void)why_size;
+    return true;
+}
+
+bool generic_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                        const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                        size_t why_size)
+{
+    (void)e;
+    (void)lim;
+    (void)ov;
+    (void)mode;
+    (void)why;
+    (void)why_size;
+    simple_plan *sp = family_params<simple_plan>(*k);
+    k->ocb = (int)((s->cog + 3) / 4 * 4);
+    k->nocb = 1;
+    k->threads = 256;
+    k->blocks = ceil_div(s->y_elems, k->threads);
+    fill_simple(s, k->ocb, &sp->p);
+    phase_table_layout(s, sp->p.phase_off, sp->p.phase_by_o);
+    return true;
+}
+
+void simple_entry_describe(const cuda_plan &k, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s: %d threads x %lld blocks%s%s%s", k.impl->name, k.threads, k.blocks,
+             family_params<simple_plan>(k)->p.fast32 ? ", 32-bit indices" : "",
+             k.note[0] ? "; " : "", k.note);
+}
+
+} // namespace ct3d

@@ -1,0 +1,49 @@
+/* The simple kernels' host side (plan.cu): their parameters, the device
+ * phase table they read, and the registry entries of the depthwise phase
+ * kernel and the generic direct kernel. */
+#ifndef CONVT3D_CUDA_SIMPLE_PLAN_H
+#define CONVT3D_CUDA_SIMPLE_PLAN_H
+
+#include <stddef.h>
+
+#include "../common/plan_util.h"
+#include "../registry.h"
+#include "params.h"
+
+namespace ct3d {
+
+/* The family's parameters in a cuda_plan (pointers, the phase table
+ * included, left NULL; phase_off and phase_by_o set). */
+struct simple_plan {
+    simple_params p;
+};
+static_assert(sizeof(simple_plan) <= kPlanParamBytes, "simple_plan fits cuda_plan.params");
+
+/* The device phase table the simple kernels read: 3 ints {taps, k0, m0}
+ * per (dim, phase index); off[d] is dim d's first entry and by_o[d] says
+ * whether dim d is indexed by output coordinate rather than phase
+ * (simple_params.phase). */
+long long phase_table_ints(const convt3d_shape *s);
+void phase_table_layout(const convt3d_shape *s, long long off[3], int by_o[3]);
+void phase_table_fill(const convt3d_shape *s, int *table);
+
+/* The parameters for ocb output channels a block (weight packing). */
+void fill_simple(const convt3d_shape *s, long long ocb, simple_params *sp);
+/* The depthwise kernel's 32-bit path where every index fits (p->fast32). */
+void fill_depthwise32(const convt3d_shape *s, simple_params *p);
+
+bool depthwise_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
+                                const device_limits &lim, char *why, size_t why_size);
+bool depthwise_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                          const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                          size_t why_size);
+bool generic_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
+                              const device_limits &lim, char *why, size_t why_size);
+bool generic_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                        const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                        size_t why_size);
+void simple_entry_describe(const cuda_plan &k, char *buf, size_t size);
+
+} // namespace ct3d
+
+#endif
