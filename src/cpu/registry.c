@@ -7,10 +7,12 @@
 
 #include "registry.h"
 
+static const cpu_family ncdhw_oc, ncdhw, ndhwc; /* the kinds, defined below the table */
+
 #define CPU_IMPLS(isa, sym)                                                                    \
-    {"cpu/f32_phase_gather_ncdhw_oc__" isa, &sym, CPU_IMPL_NCDHW_OC},                          \
-        {"cpu/f32_phase_gather_ncdhw__" isa, &sym, CPU_IMPL_NCDHW},                            \
-        {"cpu/f32_phase_gather_ndhwc__" isa, &sym, CPU_IMPL_NDHWC},
+    {"cpu/f32_phase_gather_ncdhw_oc__" isa, &sym, &ncdhw_oc},                                  \
+        {"cpu/f32_phase_gather_ncdhw__" isa, &sym, &ncdhw},                                    \
+        {"cpu/f32_phase_gather_ndhwc__" isa, &sym, &ndhwc},
 
 static const cpu_impl impls[] = {
 #if CONVT3D_HAVE_CPU_AVX512
@@ -19,8 +21,8 @@ static const cpu_impl impls[] = {
 #if CONVT3D_HAVE_CPU_AVX2
     CPU_IMPLS("avx2", convt3d_cpu_isa_avx2)
 #endif
-    {"cpu/f32_phase_gather_ncdhw__generic", &convt3d_cpu_isa_generic, CPU_IMPL_NCDHW},
-    {"cpu/f32_phase_gather_ndhwc__generic", &convt3d_cpu_isa_generic, CPU_IMPL_NDHWC},
+    {"cpu/f32_phase_gather_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw},
+    {"cpu/f32_phase_gather_ndhwc__generic", &convt3d_cpu_isa_generic, &ndhwc},
 };
 #define N_IMPLS ((int)(sizeof impls / sizeof impls[0]))
 
@@ -82,21 +84,15 @@ static int isa_supported(const cpu_isa *isa)
     return isa == &convt3d_cpu_isa_generic;
 }
 
-/* ---- the predicates ------------------------------------------------------ */
+/* ---- the kinds of kernel ------------------------------------------------ */
 
-int cpu_impl_applicable(const cpu_impl *im, const convt3d_shape *s, char *why, size_t why_size)
+static const cpu_kernel *ncdhw_oc_kernel(const cpu_isa *isa) { return &isa->ncdhw_oc; }
+static const cpu_kernel *ncdhw_kernel(const cpu_isa *isa) { return &isa->ncdhw; }
+static const cpu_kernel *ndhwc_kernel(const cpu_isa *isa) { return &isa->ndhwc; }
+
+static int ncdhw_oc_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
+                               size_t why_size)
 {
-    const int ndhwc = im->kind == CPU_IMPL_NDHWC;
-    if (ndhwc != (s->layout == CONVT3D_LAYOUT_NDHWC)) {
-        snprintf(why, why_size, "it is for %s tensors", ndhwc ? "NDHWC" : "NCDHW");
-        return 0;
-    }
-    if (!isa_supported(im->isa)) {
-        snprintf(why, why_size, "this CPU lacks %s", im->isa->name);
-        return 0;
-    }
-    if (im->kind != CPU_IMPL_NCDHW_OC)
-        return 1;
     if (s->l[2] != 1) {
         snprintf(why, why_size, "W dilation %lld (it needs 1)", (long long)s->l[2]);
         return 0;
@@ -111,6 +107,62 @@ int cpu_impl_applicable(const cpu_impl *im, const convt3d_shape *s, char *why, s
     return 1;
 }
 
+/* CONVT3D_CPU_LANES=w passes over the output-channel tile, and =oc takes it
+ * wherever it applies (its cost rule is skipped). */
+static int ncdhw_oc_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
+                                size_t why_size)
+{
+    const char *lanes = getenv("CONVT3D_CPU_LANES");
+    if (lanes && strcmp(lanes, "w") == 0) {
+        snprintf(why, why_size, "CONVT3D_CPU_LANES=w");
+        return 1;
+    }
+    if (lanes && strcmp(lanes, "oc") == 0)
+        return 0;
+    return !cpu_ocl_worthwhile(s, &im->isa->limits, why, why_size);
+}
+
+static int ncdhw_oc_describe(const cpu_plan *pl, char *out, size_t size)
+{
+    return snprintf(out, size, "tiles of %d outputs x %d channel vector%s", pl->tile_a,
+                    pl->tile_b, pl->tile_b == 1 ? "" : "s");
+}
+
+static int ncdhw_describe(const cpu_plan *pl, char *out, size_t size)
+{
+    return snprintf(out, size, "tiles of %d channels x %d %s along W", pl->tile_b, pl->tile_a,
+                    pl->isa->vector_lanes > 1 ? "vectors" : "positions");
+}
+
+static int ndhwc_describe(const cpu_plan *pl, char *out, size_t size)
+{
+    return snprintf(out, size, "tiles of %d positions x %d %s", pl->tile_a, pl->tile_b,
+                    pl->isa->vector_lanes > 1 ? "channel vectors" : "channels");
+}
+
+static const cpu_family ncdhw_oc = {CONVT3D_LAYOUT_NCDHW, ncdhw_oc_kernel, ncdhw_oc_applicable,
+                                    ncdhw_oc_passed_over, ncdhw_oc_describe};
+static const cpu_family ncdhw = {CONVT3D_LAYOUT_NCDHW, ncdhw_kernel, NULL, NULL,
+                                 ncdhw_describe};
+static const cpu_family ndhwc = {CONVT3D_LAYOUT_NDHWC, ndhwc_kernel, NULL, NULL,
+                                 ndhwc_describe};
+
+/* ---- the predicates ------------------------------------------------------ */
+
+int cpu_impl_applicable(const cpu_impl *im, const convt3d_shape *s, char *why, size_t why_size)
+{
+    if (im->family->layout != s->layout) {
+        snprintf(why, why_size, "it is for %s tensors",
+                 im->family->layout == CONVT3D_LAYOUT_NDHWC ? "NDHWC" : "NCDHW");
+        return 0;
+    }
+    if (!isa_supported(im->isa)) {
+        snprintf(why, why_size, "this CPU lacks %s", im->isa->name);
+        return 0;
+    }
+    return !im->family->applicable || im->family->applicable(im, s, why, why_size);
+}
+
 /* Rank of an instruction set for CONVT3D_CPU_ISA: a named one caps the walk
  * at that set (unknown names are ignored). */
 static int isa_rank(const char *name)
@@ -123,8 +175,7 @@ static int isa_rank(const char *name)
 
 /* The overrides for benchmarking and for the tests, which run every variant
  * the machine supports: CONVT3D_CPU_ISA=generic|avx2|avx512 passes over the
- * sets above it; CONVT3D_CPU_LANES=w passes over the output-channel tile,
- * and =oc takes it wherever it applies (its cost rule is skipped). */
+ * sets above it; then the kind's own rule. */
 int cpu_impl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why, size_t why_size)
 {
     const char *isa = getenv("CONVT3D_CPU_ISA");
@@ -132,43 +183,14 @@ int cpu_impl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why, 
         snprintf(why, why_size, "CONVT3D_CPU_ISA=%s", isa);
         return 1;
     }
-    if (im->kind != CPU_IMPL_NCDHW_OC)
-        return 0;
-    const char *lanes = getenv("CONVT3D_CPU_LANES");
-    if (lanes && strcmp(lanes, "w") == 0) {
-        snprintf(why, why_size, "CONVT3D_CPU_LANES=w");
-        return 1;
-    }
-    if (lanes && strcmp(lanes, "oc") == 0)
-        return 0;
-    return !cpu_ocl_worthwhile(s, &im->isa->limits, why, why_size);
+    return im->family->passed_over && im->family->passed_over(im, s, why, why_size);
 }
 
-const cpu_kernel *cpu_impl_kernel(const cpu_impl *im)
-{
-    return im->kind == CPU_IMPL_NCDHW_OC ? &im->isa->ncdhw_oc
-           : im->kind == CPU_IMPL_NCDHW  ? &im->isa->ncdhw
-                                         : &im->isa->ndhwc;
-}
+const cpu_kernel *cpu_impl_kernel(const cpu_impl *im) { return im->family->kernel(im->isa); }
 
 void cpu_impl_describe(const cpu_plan *pl, char *out, size_t size)
 {
-    const int simd = pl->isa->vector_lanes > 1;
-    int n;
-    switch (pl->impl->kind) {
-    case CPU_IMPL_NCDHW_OC:
-        n = snprintf(out, size, "tiles of %d outputs x %d channel vector%s", pl->tile_a,
-                     pl->tile_b, pl->tile_b == 1 ? "" : "s");
-        break;
-    case CPU_IMPL_NCDHW:
-        n = snprintf(out, size, "tiles of %d channels x %d %s along W", pl->tile_b, pl->tile_a,
-                     simd ? "vectors" : "positions");
-        break;
-    default:
-        n = snprintf(out, size, "tiles of %d positions x %d %s", pl->tile_a, pl->tile_b,
-                     simd ? "channel vectors" : "channels");
-        break;
-    }
+    const int n = pl->impl->family->describe(pl, out, size);
     if (n < 0 || (size_t)n >= size)
         return;
     snprintf(out + n, size - (size_t)n,

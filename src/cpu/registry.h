@@ -5,13 +5,29 @@
 
 #include "kernels.h"
 
-typedef enum cpu_impl_kind { CPU_IMPL_NCDHW_OC, CPU_IMPL_NCDHW, CPU_IMPL_NDHWC } cpu_impl_kind;
+/* A kind of kernel that every instruction set may build (the W-lane NCDHW
+ * tile, the output-channel NCDHW tile, the NDHWC tile): what it asks of a
+ * problem beyond its layout and its ISA, its cost rule, and how it tells
+ * its tiling.  A new kind of kernel is one more of these (registry.c). */
+typedef struct cpu_family {
+    convt3d_layout layout;
+    /* the ISA's kernel of this kind */
+    const cpu_kernel *(*kernel)(const cpu_isa *isa);
+    /* hard conditions beyond layout and ISA support (NULL: none); pure,
+     * 0 with the reason in why when not met */
+    int (*applicable)(const cpu_impl *im, const convt3d_shape *s, char *why, size_t why_size);
+    /* the automatic walk's cost rule (NULL: never passed over); 1 with the
+     * reason in why when it passes the entry over */
+    int (*passed_over)(const cpu_impl *im, const convt3d_shape *s, char *why, size_t why_size);
+    /* the tiling in words; returns snprintf's count */
+    int (*describe)(const cpu_plan *pl, char *out, size_t size);
+} cpu_family;
 
-/* One implementation: an instruction set's kernel for one layout. */
+/* One implementation: an instruction set's kernel of one kind. */
 struct cpu_impl {
     const char *name; /* exact and static: what plans report and options force */
     const cpu_isa *isa;
-    cpu_impl_kind kind;
+    const cpu_family *family;
 };
 
 CONVT3D_INTERNAL int cpu_impl_count(void);
