@@ -492,7 +492,7 @@ static void cpu_thread_count_invariance(void)
                     poison(out, ny);
                     CU_ASSERT_EQUAL(convt3d_forward(&p, cpu, x, w, b, out), CONVT3D_SUCCESS);
                     if (out != first && memcmp(out, first, (size_t)ny * sizeof *y) != 0) {
-                        char desc[256];
+                        char desc[512];
                         problem_describe(&p, desc, sizeof desc);
                         printf("\n  FAILED: %d threads differ from 1 thread: %s", counts[c],
                                desc);

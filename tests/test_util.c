@@ -103,18 +103,7 @@ double max_abs_error(const float *a, const float *ref, int64_t n)
 
 void problem_describe(const convt3d_problem *p, char *buf, size_t size)
 {
-    snprintf(buf, size,
-             "mb%lld ic%lld oc%lld g%lld in%lldx%lldx%lld k%lldx%lldx%lld s%lldx%lldx%lld "
-             "p%lldx%lldx%lld op%lldx%lldx%lld l%lldx%lldx%lld %s%s",
-             (long long)p->batch, (long long)p->in_channels, (long long)p->out_channels,
-             (long long)p->groups, (long long)p->in_size[0], (long long)p->in_size[1],
-             (long long)p->in_size[2], (long long)p->kernel[0], (long long)p->kernel[1],
-             (long long)p->kernel[2], (long long)p->stride[0], (long long)p->stride[1],
-             (long long)p->stride[2], (long long)p->padding[0], (long long)p->padding[1],
-             (long long)p->padding[2], (long long)p->output_padding[0],
-             (long long)p->output_padding[1], (long long)p->output_padding[2],
-             (long long)p->dilation[0], (long long)p->dilation[1], (long long)p->dilation[2],
-             p->layout == CONVT3D_LAYOUT_NDHWC ? "ndhwc" : "ncdhw", p->has_bias ? " bias" : "");
+    convt3d_problem_to_string(p, buf, size);
 }
 
 convt3d_problem make_problem(int64_t n, int64_t cin, int64_t cout, int64_t g, int64_t d,
@@ -352,7 +341,7 @@ void assert_check(const check_result *res, const convt3d_problem *p, uint64_t se
         return;
     }
     if (!res->ok) {
-        char desc[256];
+        char desc[512];
         problem_describe(p, desc, sizeof desc);
         printf("\n  FAILED: %s\n    problem: %s\n    seed: %llu\n", res->message, desc,
                (unsigned long long)seed);

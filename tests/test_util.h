@@ -37,7 +37,9 @@ int is_poison(float v);
 double rel_l2_error(const float *a, const float *ref, int64_t n);
 double max_abs_error(const float *a, const float *ref, int64_t n);
 
-/* "mb2 ic8 oc4 g2 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op1x1x1 l1x1x1 ncdhw bias" */
+/* convt3d_problem_to_string(): the descriptor convt3d-bench reads, e.g.
+ * "g2mb2_ic8id5ih6iw7_oc4od10oh12ow14_kd3kh3kw3_sd2sh2sw2_pd1ph1pw1_dd0dh0dw0_bias1_layoutncdhw".
+ * Every failure message prints the problem this way. */
 void problem_describe(const convt3d_problem *p, char *buf, size_t size);
 
 /* A valid random problem with at most about max_macs multiply-adds and
