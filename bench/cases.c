@@ -154,8 +154,8 @@ static int add_descriptor(const bench_options *o, case_list *cl, const char *tex
                  v == DESC_NOT_EXPRESSIBLE ? "not expressible" : "invalid problem", reason);
         return 0;
     }
-    /* benchdnn's default direction is FWD_B: with bias. */
-    c->problem.has_bias = 1;
+    /* has_bias and layout come from the descriptor (default: with bias, as
+     * benchdnn's default direction FWD_B, and NCDHW). */
     finish_problem(c, o, d.name);
     return 0;
 }

@@ -6,7 +6,8 @@
  * Deliberate differences: '_' is ignored anywhere between fields (benchdnn
  * rejects a leading or doubled '_'), numbers must follow their letters
  * directly (no sign or blanks) and are capped at 10^9 so that no size formula
- * can overflow int64. */
+ * can overflow int64.  Extensions (see descriptor.h): bias0/bias1 and
+ * layoutncdhw/layoutndhwc. */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,6 +35,8 @@ typedef struct scan {
     int64_t v[F_COUNT];
     int col[F_COUNT];
     int len;
+    int bias;              /* 1 unless "bias0" */
+    convt3d_layout layout; /* NCDHW unless "layoutndhwc" */
 } scan;
 
 static int fail(desc_error *err, int column, const char *fmt, ...)
@@ -92,6 +95,8 @@ static int scan_text(const char *text, scan *sc, bench_desc *d, desc_error *err)
         sc->v[F_SD + dim] = 1;
         sc->v[F_PD + dim] = -1; /* unset: inferred */
     }
+    sc->bias = 1;
+    sc->layout = CONVT3D_LAYOUT_NCDHW;
     d->name[0] = '\0';
     const size_t len = strlen(text);
     if (len > 4096)
@@ -112,11 +117,29 @@ static int scan_text(const char *text, scan *sc, bench_desc *d, desc_error *err)
             strcpy(d->name, name);
             break;
         }
+        if (strncmp(text + pos, "bias", 4) == 0) {
+            if (text[pos + 4] != '0' && text[pos + 4] != '1')
+                return fail(err, pos + 4, "`bias` must be followed by 0 or 1");
+            sc->bias = text[pos + 4] == '1';
+            pos += 5;
+            continue;
+        }
+        if (strncmp(text + pos, "layout", 6) == 0) {
+            if (strncmp(text + pos + 6, "ncdhw", 5) == 0)
+                sc->layout = CONVT3D_LAYOUT_NCDHW;
+            else if (strncmp(text + pos + 6, "ndhwc", 5) == 0)
+                sc->layout = CONVT3D_LAYOUT_NDHWC;
+            else
+                return fail(err, pos + 6, "`layout` must be followed by ncdhw or ndhwc");
+            pos += 11;
+            continue;
+        }
         const int f = match_key(text + pos);
         if (f < 0)
             return fail(err, pos,
                         "unrecognized field: expected one of g mb ic id ih iw oc od oh ow kd kh "
-                        "kw sd sh sw pd ph pw dd dh dw, '_' or n\"NAME\"");
+                        "kw sd sh sw pd ph pw dd dh dw, bias0/1, layoutncdhw/ndhwc, '_' or "
+                        "n\"NAME\"");
         sc->col[f] = pos;
         pos += (int)strlen(field_key[f]);
         if (scan_number(text, &pos, f, &sc->v[f], err))
@@ -235,6 +258,8 @@ int desc_parse(const char *text, bench_desc *desc, desc_error *err)
     if (scan_text(text, &sc, &d, err))
         return -1;
     d.has_groups = sc.v[F_G] >= 0;
+    d.bias = sc.bias;
+    d.layout = sc.layout;
     if (d.has_groups && need_positive(&sc, F_G, err))
         return -1;
     if (need_positive(&sc, F_IC, err) || need_positive(&sc, F_OC, err))
@@ -289,19 +314,21 @@ int desc_format(const bench_desc *d, char *buf, size_t size)
     }
     return snprintf(buf, size,
                     "g%lldmb%lld_ic%lldid%lldih%lldiw%lld_oc%lldod%lldoh%lldow%lld_kd%lldkh%lldkw%"
-                    "lld_sd%lldsh%lldsw%lld_%s%s%s_dd%llddh%llddw%lld%s%s",
+                    "lld_sd%lldsh%lldsw%lld_%s%s%s_dd%llddh%llddw%lld_bias%d_layout%s%s%s",
                     (long long)d->g, (long long)d->mb, (long long)d->ic, (long long)d->in[0],
                     (long long)d->in[1], (long long)d->in[2], (long long)d->oc,
                     (long long)d->out[0], (long long)d->out[1], (long long)d->out[2],
                     (long long)d->k[0], (long long)d->k[1], (long long)d->k[2], (long long)d->s[0],
                     (long long)d->s[1], (long long)d->s[2], pad[0], pad[1], pad[2],
                     (long long)d->dil[0], (long long)d->dil[1], (long long)d->dil[2],
+                    d->bias ? 1 : 0, d->layout == CONVT3D_LAYOUT_NDHWC ? "ndhwc" : "ncdhw",
                     d->name[0] ? "_n" : "", d->name);
 }
 
 int desc_equal(const bench_desc *a, const bench_desc *b)
 {
-    if (a->g != b->g || a->mb != b->mb || a->ic != b->ic || a->oc != b->oc)
+    if (a->g != b->g || a->mb != b->mb || a->ic != b->ic || a->oc != b->oc ||
+        a->bias != b->bias || a->layout != b->layout)
         return 0;
     for (int dim = 0; dim < 3; dim++)
         if (a->in[dim] != b->in[dim] || a->out[dim] != b->out[dim] || a->k[dim] != b->k[dim] ||
@@ -352,6 +379,8 @@ desc_verdict desc_to_problem(const bench_desc *d, convt3d_problem *problem, char
     p.in_channels = d->ic;
     p.out_channels = d->oc;
     p.groups = d->g;
+    p.has_bias = d->bias;
+    p.layout = d->layout;
     for (int dim = 0; dim < 3; dim++) {
         const char c = dim_letter[dim];
         const int64_t op = d->pad[dim] - d->pad_r[dim];
@@ -393,6 +422,8 @@ void desc_from_problem(const convt3d_problem *p, const char *name, bench_desc *d
     d->mb = p->batch;
     d->ic = p->in_channels;
     d->oc = p->out_channels;
+    d->bias = p->has_bias ? 1 : 0;
+    d->layout = p->layout;
     for (int dim = 0; dim < 3; dim++) {
         d->in[dim] = p->in_size[dim];
         d->k[dim] = p->kernel[dim];

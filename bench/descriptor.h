@@ -3,6 +3,12 @@
  * parsing with benchdnn's defaults and inference rules, the canonical string,
  * and the mapping to and from a convt3d_problem (PyTorch's contract).
  *
+ * convt3d's two extensions, for what benchdnn states outside the descriptor
+ * (--dir=FWD_B/FWD_D, --stag/--dtag): "bias0" / "bias1" (default bias1, as
+ * benchdnn's default direction FWD_B) and "layoutncdhw" / "layoutndhwc"
+ * (default ncdhw), anywhere before the name.  convt3d_problem_to_string()
+ * prints this dialect; desc_parse() is its one reader.
+ *
  * Spatial triples are ordered (d, h, w) as everywhere in convt3d. */
 #ifndef CONVT3D_BENCH_DESCRIPTOR_H
 #define CONVT3D_BENCH_DESCRIPTOR_H
@@ -21,6 +27,8 @@ typedef struct bench_desc {
     int64_t g, mb, ic, oc;
     int64_t in[3], out[3], k[3], s[3], pad[3], pad_r[3], dil[3];
     int has_groups;             /* g was given explicitly */
+    int bias;                   /* 1: with bias (the default), 0: without */
+    convt3d_layout layout;      /* of x and y (default NCDHW) */
     char name[DESC_NAME_MAX];   /* the raw text after 'n' (quotes included), or "" */
 } bench_desc;
 
@@ -57,7 +65,7 @@ typedef enum desc_verdict {
 } desc_verdict;
 
 /* Maps to PyTorch's terms: dilation = dil + 1, padding = pad, output_padding =
- * pad - pad_r.  Negative padding, negative output_padding, or output_padding
+ * pad - pad_r; has_bias and layout from the bias and layout fields.  Negative padding, negative output_padding, or output_padding
  * >= max(stride, dilation) make it not expressible; why goes into reason. */
 desc_verdict desc_to_problem(const bench_desc *desc, convt3d_problem *problem, char *reason,
                              size_t size);

@@ -34,22 +34,15 @@
 
 /* ---- reporting --------------------------------------------------------- */
 
+/* The problem as convt3d_problem_to_string() prints it (a descriptor that
+ * pastes into convt3d-bench), then what the bench cannot state: the fuzz
+ * flags, the data seed and the device string. */
 static void describe(const fuzz_case *c, char *buf, size_t size)
 {
-    const convt3d_problem *p = &c->problem;
-    snprintf(buf, size,
-             "mb%lld ic%lld oc%lld g%lld in%lldx%lldx%lld k%lldx%lldx%lld s%lldx%lldx%lld "
-             "p%lldx%lldx%lld op%lldx%lldx%lld l%lldx%lldx%lld layout=%d bias=%d flags=0x%02x "
-             "seed=%llu device=\"%s\"",
-             (long long)p->batch, (long long)p->in_channels, (long long)p->out_channels,
-             (long long)p->groups, (long long)p->in_size[0], (long long)p->in_size[1],
-             (long long)p->in_size[2], (long long)p->kernel[0], (long long)p->kernel[1],
-             (long long)p->kernel[2], (long long)p->stride[0], (long long)p->stride[1],
-             (long long)p->stride[2], (long long)p->padding[0], (long long)p->padding[1],
-             (long long)p->padding[2], (long long)p->output_padding[0],
-             (long long)p->output_padding[1], (long long)p->output_padding[2],
-             (long long)p->dilation[0], (long long)p->dilation[1], (long long)p->dilation[2],
-             (int)p->layout, p->has_bias, c->flags, (unsigned long long)c->data_seed, c->device);
+    char problem[400];
+    convt3d_problem_to_string(&c->problem, problem, sizeof problem);
+    snprintf(buf, size, "%s (flags=0x%02x seed=%llu device=\"%s\")", problem, c->flags,
+             (unsigned long long)c->data_seed, c->device);
 }
 
 static void fuzz_fail(const fuzz_case *c, const char *fmt, ...)

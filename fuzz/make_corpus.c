@@ -1,5 +1,5 @@
 /* Writes the fuzz target's seed corpus: one file per case below, named after
- * it.  Build and run from the repository root (fuzz/run.sh --seeds does it):
+ * it.  Build and run from the repository root (`make fuzz-seeds` does it):
  *   cc -Iinclude -I<dir with convt3d_version.h> fuzz/make_corpus.c -o make_corpus
  *   ./make_corpus fuzz/corpus
  * Each file is checked to decode back to its case. */

@@ -15,7 +15,13 @@
 extern "C" {
 #endif
 
+/* Hidden from the shared library's symbol table where the compiler has
+ * visibility attributes (configure: CONVT3D_HAVE_VISIBILITY). */
+#if defined(CONVT3D_HAVE_VISIBILITY) && CONVT3D_HAVE_VISIBILITY
 #define CONVT3D_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define CONVT3D_INTERNAL
+#endif
 
 /* ---- errors (error.c) -------------------------------------------------- */
 

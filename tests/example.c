@@ -1,7 +1,11 @@
 /* The README's usage example, compiled and run by `make check` so it cannot rot.
  * A ConvTranspose3d(4 -> 6 channels, kernel 3, stride 2, padding 1,
- * output_padding 1, groups 2, bias) on a 1 x 4 x 5 x 6 x 7 input. */
+ * output_padding 1, groups 2, bias) on a 1 x 4 x 5 x 6 x 7 input.
+ * Beyond the README: the output is checked against convt3d_reference (the
+ * data are small integers, so every sum is exact and the match must be
+ * bitwise), and the exit status is non-zero on any mismatch. */
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include <convt3d.h>
@@ -49,6 +53,26 @@ int main(void)
     printf("y is 1 x 6 x %lld x %lld x %lld, computed by %s; y[0] = %g\n", (long long)out[0],
            (long long)out[1], (long long)out[2], convt3d_plan_kernel_name(plan), y[0]);
     convt3d_plan_destroy(plan);
+
+    /* (not in the README) The check: the reference gives the same y. */
+    float *ref = malloc(ny * sizeof *ref);
+    if (!ref || out[0] != 10 || out[1] != 12 || out[2] != 14 || ny != 6LL * 10 * 12 * 14 ||
+        convt3d_reference(&p, x, w, bias, ref) != CONVT3D_SUCCESS) {
+        fprintf(stderr, "example: the reference run or the output size is wrong\n");
+        return 1;
+    }
+    int64_t bad = 0;
+    for (int64_t i = 0; i < ny; i++)
+        bad += memcmp(&y[i], &ref[i], sizeof *y) != 0;
+    if (bad) {
+        char desc[512];
+        convt3d_problem_to_string(&p, desc, sizeof desc);
+        fprintf(stderr, "example: %lld of %lld outputs differ from convt3d_reference: %s\n",
+                (long long)bad, (long long)ny, desc);
+        return 1;
+    }
+    printf("matches convt3d_reference bitwise (%lld outputs)\n", (long long)ny);
+    free(ref);
 
     /* Errors name the field: output_padding must be < stride or dilation. */
     p.output_padding[1] = 2;

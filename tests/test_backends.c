@@ -252,7 +252,7 @@ static int skip_target(const target *t)
 {
     const char *why = target_unavailable(t);
     if (why) {
-        printf("\n  skipped [%s]: %s ", t->label, why);
+        test_skip("[%s]: %s", t->label, why);
         if (t->device.kind == CONVT3D_DEVICE_CUDA)
             gpu_cases_skipped++;
     }
@@ -322,6 +322,36 @@ TARGET_TESTS(T_CPU_OC_LANES)
 TARGET_TESTS(T_CPU_AVX2_OC_LANES)
 TARGET_TESTS(T_CUDA_DEVICE)
 TARGET_TESTS(T_CUDA_HOST)
+
+/* ---- every CPU implementation of the registry --------------------------- */
+
+/* check_registry() over the CPU implementations: each forced by name on the
+ * random problems (CONVT3D_TEST_REGISTRY_PROBLEMS, default 60), the edge
+ * cases and the reduced bench shapes, in both layouts with and without bias,
+ * wherever convt3d_implementation_applies() says it runs.  A kernel added to
+ * the registry is tested here with no edit. */
+static void cpu_registry(void)
+{
+    const int nrandom = env_count("CONVT3D_TEST_REGISTRY_PROBLEMS", 60);
+    const int n = nrandom + COUNT(edge_cases) + COUNT(bench_cases);
+    convt3d_problem *problems = malloc((size_t)n * sizeof *problems);
+    CU_ASSERT_FATAL(problems != NULL);
+    rng r = rng_make(test_seed() * 1000003u + 99);
+    int k = 0;
+    for (int i = 0; i < nrandom; i++)
+        problems[k++] = random_problem(&r, 4e5, 40000);
+    for (int i = 0; i < COUNT(edge_cases); i++)
+        problems[k++] = parse_problem(edge_cases[i].desc);
+    for (int i = 0; i < COUNT(bench_cases); i++)
+        problems[k++] = parse_problem(bench_cases[i].desc);
+    const impl_stats st =
+        check_registry(CONVT3D_DEVICE_CPU, problems, n, test_seed() + 7000, HOST_POINTERS, TOL);
+    printf("\n  %d CPU implementations, %d checks, %d failed ", st.implementations, st.checks,
+           st.failed);
+    CU_ASSERT(st.implementations > 0);
+    CU_ASSERT(st.checks > 0);
+    free(problems);
+}
 
 /* ---- streaming stores on aligned and misaligned outputs ---------------- */
 
@@ -434,7 +464,7 @@ static void cpu_lanes_choice(void)
     char name[160];
     CU_ASSERT_FATAL(plan_kernel_on(cpu, few, name, sizeof name));
     if (strstr(name, "__generic")) {
-        printf("\n  skipped: only the generic kernel runs here ");
+        test_skip("only the generic kernel runs here");
         return;
     }
     CU_ASSERT(strstr(k3s1p1, "s1x1x1") != NULL);
@@ -459,7 +489,7 @@ extern int omp_get_max_threads(void) __attribute__((weak));
 static void cpu_thread_count_invariance(void)
 {
     if (!omp_set_num_threads || !omp_get_max_threads) {
-        printf("\n  skipped: the library was built without OpenMP ");
+        test_skip("the library was built without OpenMP");
         return;
     }
     static const char *const descs[] = {
@@ -494,7 +524,7 @@ static void cpu_thread_count_invariance(void)
                     poison(out, ny);
                     CU_ASSERT_EQUAL(convt3d_forward(&p, cpu, x, w, b, out), CONVT3D_SUCCESS);
                     if (out != first && memcmp(out, first, (size_t)ny * sizeof *y) != 0) {
-                        char desc[256];
+                        char desc[512];
                         problem_describe(&p, desc, sizeof desc);
                         printf("\n  FAILED: %d threads differ from 1 thread: %s", counts[c],
                                desc);
@@ -697,6 +727,7 @@ static void cpu_tiling_policy(void)
 void register_backend_tests(void)
 {
     static const test_entry tests[] = {
+        {"cpu: every registry implementation forced, vs reference", cpu_registry},
         {"cpu: random problems vs reference", random_T_CPU},
         {"cpu: edge cases", edges_T_CPU},
         {"cpu: bench shapes (reduced)", bench_T_CPU},

@@ -374,7 +374,6 @@ static void test_problem_round_trip(void)
         CU_ASSERT_EQUAL(v, DESC_EXPRESSIBLE);
         if (v != DESC_EXPRESSIBLE)
             printf("\n  %s: %s\n", text, reason);
-        q.has_bias = p.has_bias; /* descriptors carry no bias */
         CU_ASSERT(problems_equal(&p, &q));
     }
     CU_ASSERT_EQUAL(suite_count(), 6);
@@ -391,7 +390,93 @@ static void test_issue_example(void)
         parse_ok("mb8g4ic32id12ih24iw48oc32od24oh48ow96kd3kh5kw7sd2sh2sw2pd1ph2pw3", &d));
     CU_ASSERT_EQUAL(desc_to_problem(&d, &p, NULL, 0), DESC_EXPRESSIBLE);
     convt3d_problem kb = suite_find("kernelbench")->problem;
+    kb.has_bias = 1; /* a descriptor without bias0 has a bias (benchdnn's FWD_B) */
     CU_ASSERT(problems_equal(&p, &kb));
+}
+
+/* convt3d's extensions: bias0/bias1 and layoutncdhw/layoutndhwc, with
+ * benchdnn's defaults (bias, NCDHW) when absent. */
+static void test_bias_layout_fields(void)
+{
+    bench_desc d;
+    convt3d_problem p;
+    CU_ASSERT_FATAL(parse_ok("ic4oc8id5kd3", &d));
+    CU_ASSERT_EQUAL(d.bias, 1);
+    CU_ASSERT_EQUAL(d.layout, CONVT3D_LAYOUT_NCDHW);
+    CU_ASSERT_FATAL(parse_ok("ic4oc8id5kd3_bias0_layoutndhwc", &d));
+    CU_ASSERT_EQUAL(d.bias, 0);
+    CU_ASSERT_EQUAL(d.layout, CONVT3D_LAYOUT_NDHWC);
+    CU_ASSERT_EQUAL_FATAL(desc_to_problem(&d, &p, NULL, 0), DESC_EXPRESSIBLE);
+    CU_ASSERT_EQUAL(p.has_bias, 0);
+    CU_ASSERT_EQUAL(p.layout, CONVT3D_LAYOUT_NDHWC);
+    CU_ASSERT_FATAL(parse_ok("layoutncdhwbias1ic4oc8id5kd3n\"x\"", &d));
+    CU_ASSERT_EQUAL(d.bias, 1);
+    CU_ASSERT_EQUAL(d.layout, CONVT3D_LAYOUT_NCDHW);
+    CU_ASSERT_STRING_EQUAL(d.name, "\"x\"");
+    static const bad_case bad[] = {
+        {"ic4oc8id5kd3_bias2", 17, "`bias` must be followed by 0 or 1"},
+        {"ic4oc8id5kd3_bias", 17, "`bias` must be followed by 0 or 1"},
+        {"ic4oc8id5kd3_layoutnchw", 19, "`layout` must be followed by ncdhw or ndhwc"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        desc_error err;
+        CU_ASSERT_EQUAL(desc_parse(bad[i].text, &d, &err), -1);
+        CU_ASSERT_EQUAL(err.column, bad[i].column);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.message, bad[i].says));
+    }
+}
+
+/* The library's convt3d_problem_to_string() is the bench's canonical
+ * descriptor, byte for byte, and the bench's parser reads it back to the
+ * same problem: random valid problems, both layouts, with and without bias. */
+static void test_problem_to_string_round_trip(void)
+{
+    rng r = rng_make(test_seed() + 4242);
+    int checked = 0, failures = 0;
+    for (int i = 0; i < 1500; i++) {
+        convt3d_problem p = random_problem(&r, 1e12, INT64_MAX);
+        if (i % 10 == 0) /* large sizes and strides, too */
+            for (int k = 0; k < 3; k++) {
+                p.in_size[k] = rng_int(&r, 1, 5000);
+                p.stride[k] = rng_int(&r, 1, 300);
+                p.padding[k] = rng_int(&r, 0, p.kernel[k] - 1);
+                p.output_padding[k] = rng_int(&r, 0, p.stride[k] - 1);
+            }
+        if (convt3d_validate(&p) != CONVT3D_SUCCESS)
+            continue;
+        for (int variant = 0; variant < 4; variant++) {
+            p.layout = variant & 1 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+            p.has_bias = variant >> 1;
+            char text[512], canon[512];
+            const int len = convt3d_problem_to_string(&p, text, sizeof text);
+            bench_desc d, want;
+            desc_from_problem(&p, NULL, &want);
+            desc_format(&want, canon, sizeof canon);
+            desc_error err;
+            convt3d_problem q;
+            const int ok = len == (int)strlen(text) && strcmp(text, canon) == 0 &&
+                           desc_parse(text, &d, &err) == 0 && desc_equal(&d, &want) &&
+                           desc_to_problem(&d, &q, NULL, 0) == DESC_EXPRESSIBLE &&
+                           problems_equal(&p, &q);
+            if (!ok && failures++ < 5)
+                printf("\n  to_string: %s\n  bench's canonical: %s\n", text, canon);
+            CU_ASSERT(ok);
+            checked++;
+        }
+    }
+    CU_ASSERT(checked >= 4000);
+    /* snprintf's contract: the length needed, truncation, NULL. */
+    convt3d_problem p = make_problem(2, 4, 8, 1, 5, 5, 5, 3, 2, 1, 1, 1, CONVT3D_LAYOUT_NDHWC);
+    char full[512], small[16];
+    const int n = convt3d_problem_to_string(&p, full, sizeof full);
+    CU_ASSERT_STRING_EQUAL(full, "g1mb2_ic4id5ih5iw5_oc8od10oh10ow10_kd3kh3kw3_sd2sh2sw2_pd1ph1pw1_"
+                                 "dd0dh0dw0_bias1_layoutndhwc");
+    CU_ASSERT_EQUAL(n, (int)strlen(full));
+    CU_ASSERT_EQUAL(convt3d_problem_to_string(&p, small, sizeof small), n);
+    CU_ASSERT_EQUAL(strlen(small), sizeof small - 1);
+    CU_ASSERT_EQUAL(strncmp(small, full, sizeof small - 1), 0);
+    CU_ASSERT_EQUAL(convt3d_problem_to_string(&p, NULL, 0), n);
+    CU_ASSERT_EQUAL(convt3d_problem_to_string(NULL, full, sizeof full), -1);
 }
 
 void register_descriptor_tests(void)
@@ -407,6 +492,9 @@ void register_descriptor_tests(void)
         {"names", test_names},
         {"PyTorch samples and suite round-trip through descriptors", test_problem_round_trip},
         {"the issue's example is kernelbench", test_issue_example},
+        {"bias and layout fields (convt3d's extensions)", test_bias_layout_fields},
+        {"convt3d_problem_to_string is the canonical descriptor and round-trips",
+         test_problem_to_string_round_trip},
         {NULL, NULL}};
     add_suite("bench descriptors", tests);
 }

@@ -50,7 +50,12 @@ int main(void)
     const char *why = gpu_skip_reason();
     printf("\nGPU cases skipped: %d%s%s%s\n", gpu_cases_skipped, why ? " (" : "", why ? why : "",
            why ? ")" : "");
-    printf("%u tests run, %u failed\n", run, CU_get_number_of_tests_failed());
+    const unsigned failed_tests = CU_get_number_of_tests_failed();
+    const unsigned skipped = (unsigned)tests_skipped();
+    print_skips();
+    printf("%u tests run: %u passed, %u skipped (could not check; listed above), %u failed\n",
+           run, run - failed_tests - (skipped < run - failed_tests ? skipped : 0), skipped,
+           failed_tests);
     CU_cleanup_registry();
     return failed ? 1 : 0;
 }

@@ -99,7 +99,7 @@ static void test_adjoint_identity(void)
         /* ty is rounded to float: allow that rounding, nothing structural. */
         const int ok = fabs(lhs - rhs) <= 1e-6 * (mag + 1e-30);
         if (!ok) {
-            char desc[256];
+            char desc[512];
             problem_describe(&p, desc, sizeof desc);
             printf("\n  adjoint mismatch %.9g vs %.9g on %s (seed %llu, case %d)\n", lhs, rhs, desc,
                    (unsigned long long)seed, t);

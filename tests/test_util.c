@@ -2,6 +2,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,18 +104,7 @@ double max_abs_error(const float *a, const float *ref, int64_t n)
 
 void problem_describe(const convt3d_problem *p, char *buf, size_t size)
 {
-    snprintf(buf, size,
-             "mb%lld ic%lld oc%lld g%lld in%lldx%lldx%lld k%lldx%lldx%lld s%lldx%lldx%lld "
-             "p%lldx%lldx%lld op%lldx%lldx%lld l%lldx%lldx%lld %s%s",
-             (long long)p->batch, (long long)p->in_channels, (long long)p->out_channels,
-             (long long)p->groups, (long long)p->in_size[0], (long long)p->in_size[1],
-             (long long)p->in_size[2], (long long)p->kernel[0], (long long)p->kernel[1],
-             (long long)p->kernel[2], (long long)p->stride[0], (long long)p->stride[1],
-             (long long)p->stride[2], (long long)p->padding[0], (long long)p->padding[1],
-             (long long)p->padding[2], (long long)p->output_padding[0],
-             (long long)p->output_padding[1], (long long)p->output_padding[2],
-             (long long)p->dilation[0], (long long)p->dilation[1], (long long)p->dilation[2],
-             p->layout == CONVT3D_LAYOUT_NDHWC ? "ndhwc" : "ncdhw", p->has_bias ? " bias" : "");
+    convt3d_problem_to_string(p, buf, size);
 }
 
 convt3d_problem make_problem(int64_t n, int64_t cin, int64_t cout, int64_t g, int64_t d,
@@ -221,13 +211,47 @@ static void device_free(float *d)
 #endif
 }
 
-/* One run on the backend: poisoned output, host or device pointers. */
+/* plan_create_ex (forcing impl) + execute + destroy; the plan must report
+ * impl as its kernel. */
+static convt3d_status run_forced(const convt3d_problem *p, convt3d_device dev, const char *impl,
+                                 const void *x, const void *w, const void *b, void *y, char *why,
+                                 size_t why_size)
+{
+    convt3d_plan_options opt;
+    convt3d_plan_options_init(&opt);
+    opt.implementation = impl;
+    convt3d_plan *plan = NULL;
+    convt3d_status st = convt3d_plan_create_ex(&plan, p, dev, w, b, &opt);
+    if (st != CONVT3D_SUCCESS) {
+        snprintf(why, why_size, "plan_create_ex forcing %s: %s: %s", impl,
+                 convt3d_status_string(st), convt3d_last_error());
+        return st;
+    }
+    const char *name = convt3d_plan_kernel_name(plan);
+    if (!name || strcmp(name, impl) != 0) {
+        snprintf(why, why_size, "forced %s, but the plan runs %s", impl, name ? name : "(null)");
+        convt3d_plan_destroy(plan);
+        return CONVT3D_ERR_INTERNAL;
+    }
+    st = convt3d_execute(plan, x, y);
+    if (st != CONVT3D_SUCCESS)
+        snprintf(why, why_size, "execute on %s: %s: %s", impl, convt3d_status_string(st),
+                 convt3d_last_error());
+    convt3d_plan_destroy(plan);
+    return st;
+}
+
+/* One run on the backend: poisoned output, host or device pointers; impl
+ * forced when not NULL. */
 static convt3d_status run_backend(const convt3d_problem *p, convt3d_device dev, pointer_mode mode,
-                                  const float *x, const float *w, const float *b, float *y,
-                                  int64_t nx, int64_t nw, int64_t ny, char *why, size_t why_size)
+                                  const char *impl, const float *x, const float *w,
+                                  const float *b, float *y, int64_t nx, int64_t nw, int64_t ny,
+                                  char *why, size_t why_size)
 {
     poison(y, ny);
     if (mode == HOST_POINTERS) {
+        if (impl)
+            return run_forced(p, dev, impl, x, w, b, y, why, why_size);
         convt3d_status st = convt3d_forward(p, dev, x, w, b, y);
         if (st != CONVT3D_SUCCESS)
             snprintf(why, why_size, "%s: %s", convt3d_status_string(st), convt3d_last_error());
@@ -237,10 +261,11 @@ static convt3d_status run_backend(const convt3d_problem *p, convt3d_device dev, 
     float *db = p->has_bias ? to_device(b, p->out_channels) : NULL;
     convt3d_status st = CONVT3D_ERR_CUDA;
     if (dx && dw && dy && (db || !p->has_bias)) {
-        st = convt3d_forward(p, dev, dx, dw, db, dy);
-        if (st != CONVT3D_SUCCESS)
+        if (impl)
+            st = run_forced(p, dev, impl, dx, dw, db, dy, why, why_size);
+        else if ((st = convt3d_forward(p, dev, dx, dw, db, dy)) != CONVT3D_SUCCESS)
             snprintf(why, why_size, "%s: %s", convt3d_status_string(st), convt3d_last_error());
-        else if (!from_device(y, dy, ny)) {
+        if (st == CONVT3D_SUCCESS && !from_device(y, dy, ny)) {
             st = CONVT3D_ERR_CUDA;
             snprintf(why, why_size, "copying y back failed");
         }
@@ -283,6 +308,12 @@ static double error_vs_magnitude(const convt3d_problem *p, float *x, float *w, f
 check_result check_backend(const convt3d_problem *p, convt3d_device dev, uint64_t seed,
                            pointer_mode mode, double tol)
 {
+    return check_implementation(p, dev, NULL, seed, mode, tol);
+}
+
+check_result check_implementation(const convt3d_problem *p, convt3d_device dev, const char *impl,
+                                  uint64_t seed, pointer_mode mode, double tol)
+{
     check_result res = {0};
     if (dev.kind == CONVT3D_DEVICE_CUDA && gpu_skip_reason()) {
         res.skipped = 1;
@@ -314,8 +345,8 @@ check_result check_backend(const convt3d_problem *p, convt3d_device dev, uint64_
                      convt3d_last_error());
             goto out;
         }
-        if (run_backend(p, dev, mode, x, w, b, y, nx, nw, ny, res.message, sizeof res.message) !=
-            CONVT3D_SUCCESS)
+        if (run_backend(p, dev, mode, impl, x, w, b, y, nx, nw, ny, res.message,
+                        sizeof res.message) != CONVT3D_SUCCESS)
             goto out;
         res.unwritten += count_poison(y, ny);
         if (pass == 0)
@@ -352,12 +383,162 @@ void assert_check(const check_result *res, const convt3d_problem *p, uint64_t se
         return;
     }
     if (!res->ok) {
-        char desc[256];
+        char desc[512];
         problem_describe(p, desc, sizeof desc);
         printf("\n  FAILED: %s\n    problem: %s\n    seed: %llu\n", res->message, desc,
                (unsigned long long)seed);
     }
     CU_ASSERT(res->ok);
+}
+
+/* ---- skips ------------------------------------------------------------ */
+
+#define SKIP_MAX 64
+static struct {
+    char test[128], why[256];
+} skips[SKIP_MAX];
+static int nskips;
+
+void test_skip(const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    printf("\n  SKIPPED: %s ", why);
+    const CU_pTest t = CU_get_current_test();
+    const char *name = t && t->pName ? t->pName : "?";
+    if (nskips > 0 && strcmp(skips[nskips - 1].test, name) == 0)
+        return; /* one entry per test */
+    if (nskips < SKIP_MAX) {
+        snprintf(skips[nskips].test, sizeof skips[nskips].test, "%s", name);
+        snprintf(skips[nskips].why, sizeof skips[nskips].why, "%s", why);
+    }
+    nskips++;
+}
+
+int tests_skipped(void) { return nskips; }
+
+void print_skips(void)
+{
+    for (int i = 0; i < nskips && i < SKIP_MAX; i++)
+        printf("  skipped: %s -- %s\n", skips[i].test, skips[i].why);
+}
+
+/* ---- every implementation of the registry --------------------------- */
+
+int forcing_gap(convt3d_status st)
+{
+    return st == CONVT3D_ERR_NOT_APPLICABLE && strstr(convt3d_last_error(), "the CPU plan chose");
+}
+
+/* Whether plan_create_ex forcing impl hits forcing_gap() (zero weights). */
+static int hits_forcing_gap(const convt3d_problem *p, convt3d_device dev, const char *impl)
+{
+    int64_t nx, nw, ny;
+    if (convt3d_tensor_elems(p, &nx, &nw, &ny) != CONVT3D_SUCCESS)
+        return 0;
+    float *w = calloc((size_t)nw, sizeof *w), *b = calloc((size_t)p->out_channels, sizeof *b);
+    convt3d_plan_options opt;
+    convt3d_plan_options_init(&opt);
+    opt.implementation = impl;
+    convt3d_plan *plan = NULL;
+    const convt3d_status st = w && b ? convt3d_plan_create_ex(&plan, p, dev, w, b, &opt)
+                                     : CONVT3D_ERR_OUT_OF_MEMORY;
+    const int gap = forcing_gap(st);
+    convt3d_plan_destroy(st == CONVT3D_SUCCESS ? plan : NULL);
+    free(w);
+    free(b);
+    return gap;
+}
+
+/* A device of the kind, ordinal 0. */
+static convt3d_device device_of(convt3d_device_kind kind)
+{
+    convt3d_device d = {kind, 0};
+    return d;
+}
+
+impl_stats check_registry(convt3d_device_kind kind, const convt3d_problem *problems, int count,
+                          uint64_t seed, pointer_mode mode, double tol)
+{
+    impl_stats st = {0};
+    const convt3d_device dev = device_of(kind);
+    const int n = convt3d_implementation_count();
+    for (int i = 0; i < n; i++) {
+        if (convt3d_implementation_device(i) != kind)
+            continue;
+        const char *name = convt3d_implementation_name(i);
+        st.implementations++;
+        int applied = 0, unavailable = 0, gaps = 0;
+        char unavailable_why[256] = "", last_why[256] = "";
+        for (int j = 0; j < count; j++)
+            for (int variant = 0; variant < 4; variant++) {
+                convt3d_problem p = problems[j];
+                p.layout = variant & 1 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+                p.has_bias = variant >> 1;
+                const convt3d_status a = convt3d_implementation_applies(name, &p, dev, NULL);
+                if (a == CONVT3D_ERR_NOT_APPLICABLE) {
+                    snprintf(last_why, sizeof last_why, "%s", convt3d_last_error());
+                    continue;
+                }
+                if (a == CONVT3D_ERR_NO_CUDA_SUPPORT || a == CONVT3D_ERR_NO_DEVICE) {
+                    unavailable++;
+                    snprintf(unavailable_why, sizeof unavailable_why, "%s",
+                             convt3d_last_error());
+                    continue;
+                }
+                if (a != CONVT3D_SUCCESS) {
+                    char desc[512];
+                    problem_describe(&p, desc, sizeof desc);
+                    printf("\n  FAILED: implementation_applies(%s) on a valid problem: %s: %s\n"
+                           "    problem: %s\n",
+                           name, convt3d_status_string(a), convt3d_last_error(), desc);
+                    CU_FAIL("implementation_applies failed on a valid problem");
+                    st.failed++;
+                    continue;
+                }
+                if (dev.kind == CONVT3D_DEVICE_CPU && hits_forcing_gap(&p, dev, name)) {
+                    st.gaps++;
+                    gaps++;
+                    continue;
+                }
+                const uint64_t s = seed + (uint64_t)(1000003 * i + 4 * j + variant);
+                const check_result res = check_implementation(&p, dev, name, s, mode, tol);
+                applied++;
+                st.checks++;
+                if (!res.ok) {
+                    st.failed++;
+                    printf("\n  [%s]", name);
+                }
+                assert_check(&res, &p, s);
+            }
+        if (unavailable) {
+            st.unavailable++;
+            gpu_cases_skipped += kind == CONVT3D_DEVICE_CUDA;
+            printf("\n  skipped %s: %s ", name, unavailable_why);
+            continue;
+        }
+        if (gaps)
+            printf("\n  %s: %d of its cases not run (forcing_gap) ", name, gaps);
+        if (applied == 0 && !gaps) {
+            /* Not tested: this machine lacks its ISA, or the problem list
+             * must grow with the registry.  Said, and not counted as run. */
+            st.unavailable++;
+            printf("\n  skipped %s: applies to none of the %d problems x 4 variants (%s) ", name,
+                   count, last_why[0] ? last_why : "no reason given");
+        }
+    }
+    if (st.gaps)
+        test_skip("%d (implementation, problem) pairs not run: applies() says SUCCESS but "
+                  "forcing is refused (\"the CPU plan chose ...\": the transitional CPU adapter "
+                  "of ebacd58, until the CPU registry lands)",
+                  st.gaps);
+    if (st.checks == 0)
+        test_skip("none of the %d %s implementations could run here", st.implementations,
+                  kind == CONVT3D_DEVICE_CUDA ? "CUDA" : "CPU");
+    return st;
 }
 
 void add_suite(const char *name, const test_entry *tests)
