@@ -55,14 +55,6 @@ CONVT3D_INTERNAL convt3d_status convt3d_shape_from_problem(const convt3d_problem
 CONVT3D_INTERNAL void convt3d_tensor_strides(convt3d_layout layout, int64_t c,
                                              const int64_t dims[3], int64_t stride[5]);
 
-/* Repacks PyTorch's weight [C_in][Cog][kD][kH][kW] into
- * dst[g][kd][kh][kw][ic][oc_padded] (ic < Cig, oc_padded >= Cog, padding
- * lanes zero): for each (group, tap, input channel) the group's output-channel
- * weights are contiguous.  dst holds G * kvol * Cig * oc_padded floats. */
-CONVT3D_INTERNAL void convt3d_pack_weights_cio_to_gkio(const convt3d_shape *shape,
-                                                       const float *src, int64_t oc_padded,
-                                                       float *dst);
-
 /* The one stride-phase table of the library: every backend and planner
  * derives its view from convt3d_phase_of().
  *

@@ -1,6 +1,7 @@
-/* Problem validation, the output-shape formula, tensor strides for NCDHW and
- * NDHWC, stride-phase bookkeeping and weight repacking.  Everything here is
- * plain C with no knowledge of any backend. */
+/* Problem validation, the output-shape formula and PyTorch's output_size
+ * rule, tensor strides for NCDHW and NDHWC, and the one stride-phase table.
+ * Everything here is plain C with no knowledge of any backend (each backend
+ * repacks the weights into its own layout). */
 #include <string.h>
 
 #include "internal.h"
@@ -325,20 +326,4 @@ convt3d_status convt3d_set_output_size(convt3d_problem *problem, const int64_t o
         return st;
     *problem = q;
     return CONVT3D_SUCCESS;
-}
-
-void convt3d_pack_weights_cio_to_gkio(const convt3d_shape *shape, const float *src,
-                                      int64_t oc_padded, float *dst)
-{
-    const int64_t kvol = shape->k_volume, cig = shape->cig, cog = shape->cog;
-    for (int64_t g = 0; g < shape->groups; g++)
-        for (int64_t t = 0; t < kvol; t++)
-            for (int64_t ic = 0; ic < cig; ic++) {
-                float *row = dst + ((g * kvol + t) * cig + ic) * oc_padded;
-                const float *from = src + ((g * cig + ic) * cog) * kvol + t;
-                for (int64_t oc = 0; oc < cog; oc++)
-                    row[oc] = from[oc * kvol];
-                for (int64_t oc = cog; oc < oc_padded; oc++)
-                    row[oc] = 0.0f;
-            }
 }

@@ -481,7 +481,7 @@ static void test_applies_matches_create(void)
 {
     rng r = rng_make(test_seed() + 77);
     const int n = convt3d_implementation_count();
-    int created = 0, gaps = 0;
+    int created = 0;
     for (int t = 0; t < 40; t++) {
         const convt3d_problem p = random_problem(&r, 2e5, 20000);
         int64_t nx, nw, ny;
@@ -508,10 +508,6 @@ static void test_applies_matches_create(void)
             o.implementation = name;
             convt3d_plan *plan = (convt3d_plan *)(uintptr_t)0x99;
             const convt3d_status c = convt3d_plan_create_ex(&plan, &p, dev, w, b, &o);
-            if (a == CONVT3D_SUCCESS && forcing_gap(c)) {
-                gaps++;
-                continue;
-            }
             CU_ASSERT_EQUAL(c, a);
             if (c != a) {
                 char desc[512];
@@ -537,10 +533,6 @@ static void test_applies_matches_create(void)
         free(x), free(w), free(b), free(y), free(ref);
     }
     CU_ASSERT(created > 0);
-    if (gaps)
-        test_skip("%d (implementation, problem) pairs: applies() SUCCESS but forcing refused by "
-                  "the transitional CPU adapter (see forcing_gap in test_util.h)",
-                  gaps);
 }
 
 /* CONVT3D_IMPLEMENTATION forces an implementation when the options do not;

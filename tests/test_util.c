@@ -428,31 +428,6 @@ void print_skips(void)
 
 /* ---- every implementation of the registry --------------------------- */
 
-int forcing_gap(convt3d_status st)
-{
-    return st == CONVT3D_ERR_NOT_APPLICABLE && strstr(convt3d_last_error(), "the CPU plan chose");
-}
-
-/* Whether plan_create_ex forcing impl hits forcing_gap() (zero weights). */
-static int hits_forcing_gap(const convt3d_problem *p, convt3d_device dev, const char *impl)
-{
-    int64_t nx, nw, ny;
-    if (convt3d_tensor_elems(p, &nx, &nw, &ny) != CONVT3D_SUCCESS)
-        return 0;
-    float *w = calloc((size_t)nw, sizeof *w), *b = calloc((size_t)p->out_channels, sizeof *b);
-    convt3d_plan_options opt;
-    convt3d_plan_options_init(&opt);
-    opt.implementation = impl;
-    convt3d_plan *plan = NULL;
-    const convt3d_status st = w && b ? convt3d_plan_create_ex(&plan, p, dev, w, b, &opt)
-                                     : CONVT3D_ERR_OUT_OF_MEMORY;
-    const int gap = forcing_gap(st);
-    convt3d_plan_destroy(st == CONVT3D_SUCCESS ? plan : NULL);
-    free(w);
-    free(b);
-    return gap;
-}
-
 /* A device of the kind, ordinal 0. */
 static convt3d_device device_of(convt3d_device_kind kind)
 {
@@ -471,7 +446,7 @@ impl_stats check_registry(convt3d_device_kind kind, const convt3d_problem *probl
             continue;
         const char *name = convt3d_implementation_name(i);
         st.implementations++;
-        int applied = 0, unavailable = 0, gaps = 0;
+        int applied = 0, unavailable = 0;
         char unavailable_why[256] = "", last_why[256] = "";
         for (int j = 0; j < count; j++)
             for (int variant = 0; variant < 4; variant++) {
@@ -499,11 +474,6 @@ impl_stats check_registry(convt3d_device_kind kind, const convt3d_problem *probl
                     st.failed++;
                     continue;
                 }
-                if (dev.kind == CONVT3D_DEVICE_CPU && hits_forcing_gap(&p, dev, name)) {
-                    st.gaps++;
-                    gaps++;
-                    continue;
-                }
                 const uint64_t s = seed + (uint64_t)(1000003 * i + 4 * j + variant);
                 const check_result res = check_implementation(&p, dev, name, s, mode, tol);
                 applied++;
@@ -520,9 +490,7 @@ impl_stats check_registry(convt3d_device_kind kind, const convt3d_problem *probl
             printf("\n  skipped %s: %s ", name, unavailable_why);
             continue;
         }
-        if (gaps)
-            printf("\n  %s: %d of its cases not run (forcing_gap) ", name, gaps);
-        if (applied == 0 && !gaps) {
+        if (applied == 0) {
             /* Not tested: this machine lacks its ISA, or the problem list
              * must grow with the registry.  Said, and not counted as run. */
             st.unavailable++;
@@ -530,11 +498,6 @@ impl_stats check_registry(convt3d_device_kind kind, const convt3d_problem *probl
                    count, last_why[0] ? last_why : "no reason given");
         }
     }
-    if (st.gaps)
-        test_skip("%d (implementation, problem) pairs not run: applies() says SUCCESS but "
-                  "forcing is refused (\"the CPU plan chose ...\": the transitional CPU adapter "
-                  "of ebacd58, until the CPU registry lands)",
-                  st.gaps);
     if (st.checks == 0)
         test_skip("none of the %d %s implementations could run here", st.implementations,
                   kind == CONVT3D_DEVICE_CUDA ? "CUDA" : "CPU");

@@ -86,15 +86,7 @@ typedef struct impl_stats {
     int checks;          /* (implementation, problem variant) pairs run and compared */
     int unavailable;     /* implementations skipped: no such device here (printed) */
     int failed;          /* failed checks */
-    int gaps;            /* pairs not run because of forcing_gap() (reported as a skip) */
 } impl_stats;
-
-/* The known gap of the transitional CPU adapter (ebacd58, src/cpu_omp.c):
- * a forced CPU implementation is refused with NOT_APPLICABLE "the CPU plan
- * chose <another>" although convt3d_implementation_applies() said SUCCESS.
- * Tests report such cases as skipped, not passed; once the CPU registry
- * lands the wording is gone and every case runs strictly.  Delete then. */
-int forcing_gap(convt3d_status st);
 
 /* The registry harness: for every implementation of device kind `kind`
  * (convt3d_implementation_count/_device), for each of the problems in both
