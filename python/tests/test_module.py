@@ -1,0 +1,137 @@
+"""convt3d.torch.ConvTranspose3d against torch.nn.ConvTranspose3d."""
+import copy
+import io
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed: the torch tests need it")
+
+import convt3d  # noqa: E402
+import convt3d.torch as ct  # noqa: E402
+
+DEVICES = ["cpu"]
+if torch.cuda.is_available() and convt3d.cuda_device_count() > 0:
+    DEVICES.append("cuda")
+
+
+def close(y, ref, tol=1e-5):
+    y, ref = y.detach().double().cpu(), ref.detach().double().cpu()
+    err = (torch.linalg.vector_norm(y - ref) / max(torch.linalg.vector_norm(ref).item(), 1e-30)).item()
+    assert err <= tol, "relative L2 error %.3e" % err
+
+
+@pytest.fixture(autouse=True)
+def exact_torch():
+    old = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cudnn.allow_tf32 = old
+
+
+ARGS = [
+    dict(in_channels=4, out_channels=6, kernel_size=3, stride=2, padding=1, output_padding=1,
+         groups=2),
+    dict(in_channels=3, out_channels=2, kernel_size=(2, 3, 1), stride=(2, 1, 3), bias=False,
+         dilation=(1, 2, 1)),
+    dict(in_channels=4, out_channels=4, kernel_size=3, stride=2, padding=1, groups=4),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("args", ARGS)
+def test_state_dict_round_trip(device, args):
+    torch.manual_seed(0)
+    ref = torch.nn.ConvTranspose3d(**args, device=device)
+    m = ct.ConvTranspose3d(**args, device=device)
+    assert list(m.state_dict()) == list(ref.state_dict())
+    m.load_state_dict(ref.state_dict())
+    x = torch.randn(2, args["in_channels"], 3, 4, 5, device=device)
+    close(m(x), ref(x))
+    back = torch.nn.ConvTranspose3d(**args, device=device)
+    back.load_state_dict(m.state_dict())
+    close(back(x), ref(x))
+    buf = io.BytesIO()
+    torch.save(m.state_dict(), buf)
+    buf.seek(0)
+    m2 = ct.ConvTranspose3d(**args, device=device)
+    m2.load_state_dict(torch.load(buf))
+    close(m2(x), ref(x))
+    m3 = copy.deepcopy(m)
+    close(m3(x), ref(x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("args", ARGS)
+def test_autograd_matches_torch(device, args):
+    torch.manual_seed(1)
+    ref = torch.nn.ConvTranspose3d(**args, device=device)
+    m = ct.from_module(ref, share=False)
+    assert m.weight is not ref.weight
+    x = torch.randn(2, args["in_channels"], 3, 4, 5, device=device, requires_grad=True)
+    for cl in (False, True):
+        xin = x.to(memory_format=torch.channels_last_3d) if cl else x
+        y, yr = m(xin), ref(xin)
+        g = torch.randn_like(yr)
+        params = [x, m.weight] + ([m.bias] if m.bias is not None else [])
+        rparams = [x, ref.weight] + ([ref.bias] if ref.bias is not None else [])
+        got = torch.autograd.grad(y, params, g)
+        want = torch.autograd.grad(yr, rparams, g)
+        for a, b in zip(got, want):
+            close(a, b)
+
+
+def test_gradcheck_small():
+    # the backward is torch's own; check it is wired to the right arguments
+    # (float64 is not computed by convt3d, so compare finite differences in f32)
+    torch.manual_seed(2)
+    m = ct.ConvTranspose3d(2, 2, 2, stride=2, padding=0, output_padding=1, dilation=1)
+    x = torch.randn(1, 2, 2, 2, 2, requires_grad=True)
+    y = m(x, output_size=(5, 5, 5))
+    g = torch.randn_like(y)
+    (gx,) = torch.autograd.grad(y, x, g)
+    eps = 1e-2
+    num = torch.zeros_like(x)
+    with torch.no_grad():
+        for i in range(x.numel()):
+            d = torch.zeros_like(x).view(-1)
+            d[i] = eps
+            d = d.view_as(x)
+            num.view(-1)[i] = ((m(x + d, output_size=(5, 5, 5)) - m(x - d, output_size=(5, 5, 5)))
+                               * g).sum() / (2 * eps)
+    close(gx, num, 1e-3)
+
+
+def test_plans_cached_and_rebuilt_when_weights_change():
+    torch.manual_seed(3)
+    ref = torch.nn.ConvTranspose3d(4, 6, 3, stride=2)
+    m = ct.from_module(ref)  # shares the parameters
+    assert m.weight is ref.weight
+    x = torch.randn(1, 4, 3, 3, 3)
+    with torch.no_grad():
+        m(x)
+        m(x)
+        assert m.plan_cache.builds == 1
+        m(torch.randn(2, 4, 3, 3, 3))
+        assert m.plan_cache.builds == 2
+        m(x.to(memory_format=torch.channels_last_3d))
+        assert m.plan_cache.builds == 3
+        ref.weight.mul_(2)  # an in-place write bumps the version counter
+        close(m(x), ref(x))
+        assert m.plan_cache.builds == 4
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    m(x).sum().backward()
+    opt.step()
+    with torch.no_grad():
+        close(m(x), ref(x))
+    assert m.plan_cache.builds == 5  # the same plan for the forward with autograd; one after the step
+
+
+def test_constructor_like_torch():
+    with pytest.raises(ValueError):
+        ct.ConvTranspose3d(2, 2, 3, padding_mode="reflect")
+    m = ct.ConvTranspose3d(2, 4, 3, dtype=torch.float32, math_mode="f32")
+    assert isinstance(m, torch.nn.ConvTranspose3d) and "math_mode" in repr(m)
+    with pytest.raises(convt3d.UnsupportedError):
+        ct.ConvTranspose3d(2, 4, 3, math_mode="tf32")(torch.randn(1, 2, 3, 3, 3))
+    with pytest.raises(TypeError):
+        ct.from_module(torch.nn.Conv3d(2, 2, 3))
