@@ -8,7 +8,10 @@
 #
 # Logs and the bench JSON go to $OUT (or /tmp/convt3d-ab).  The old build is
 # timed without baselines and without verification (the new one verifies and
-# times cuDNN), to keep the call short.  CONVT3D_SKIP_CHECK=1 skips make check.
+# times cuDNN), to keep the call short.  AB_STEPS (default "check bench")
+# says what runs after the builds, which are skipped when a warm machine
+# still has them: check = the new build's make check and its Python tests,
+# bench = the suite with each build, both layouts.
 set -uo pipefail
 old=${1:?usage: gpu_ab.sh OLD.tar.gz NEW.tar.gz [CUNIT_DEB_DIR]}
 new=${2:?usage: gpu_ab.sh OLD.tar.gz NEW.tar.gz [CUNIT_DEB_DIR]}
@@ -24,9 +27,12 @@ export CUNIT_CFLAGS="-I$cu/usr/include" CUNIT_LIBS="-L$lib -lcunit"
 export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}"
 
 build() { # tarball dir target logname
+  [ -f "$2/done" ] && return 0
   rm -rf "$2" && mkdir -p "$2" && tar -xzf "$1" -C "$2" && cd "$2"/*/ &&
-    ./configure >"$log/$4-configure.log" 2>&1 && make -j8 $3 >"$log/$4-make.log" 2>&1
+    ./configure >"$log/$4-configure.log" 2>&1 && make -j16 $3 >"$log/$4-make.log" 2>&1 &&
+    touch "$2/done"
 }
+steps=${AB_STEPS:-check bench}
 nvidia-smi --query-gpu=name,clocks.sm,memory.used --format=csv,noheader
 start=$(date +%s)
 (build "$old" /tmp/ab-old convt3d-bench old) & pid_old=$!
@@ -36,12 +42,16 @@ wait $pid_new || { echo "new build failed"; tail -20 "$log"/new-*.log; exit 1; }
 echo "built both in $(( $(date +%s) - start )) s"
 oldb=$(echo /tmp/ab-old/*/convt3d-bench) newd=$(echo /tmp/ab-new/*/)
 rc=0
-if [ -z "${CONVT3D_SKIP_CHECK:-}" ]; then
+case " $steps " in *" check "*)
   (cd "$newd" && make -j16 check >"$log/check.log" 2>&1) || rc=$?
-  find "$newd" -name '*.log' -path '*test*' -exec cp -t "$log" {} + 2>/dev/null
+  for f in tests/test_convt3d tests/test_gpu tests/example python/check-python; do
+    cp "$newd/$f.log" "$log/$(basename $f).log" 2>/dev/null
+  done
   grep -h -E '^(PASS|FAIL|SKIP|ERROR|# )' "$log/check.log" | tail -12
+  grep -h -E 'tests run|passed|failed' "$log"/test_gpu.log "$log"/check-python.log 2>/dev/null | tail -6
   echo "make check exit: $rc ($(( $(date +%s) - start )) s)"
-fi
+esac
+case " $steps " in *" bench "*) ;; *) exit $rc ;; esac
 for layout in ncdhw ndhwc; do
   "$newd/convt3d-bench" --device=cuda --suite=all --layout=$layout --budget=0.3 \
     --json="$log/new-$layout.json" >"$log/new-$layout.txt" 2>&1

@@ -760,6 +760,15 @@ void register_backend_tests(void)
         {"cpu: every implementation forced where it applies, refused elsewhere",
          cpu_every_implementation_forced},
         {"cpu: the tiling policy on the bench shapes", cpu_tiling_policy},
+        {NULL, NULL}};
+    add_suite("backends", tests);
+}
+
+/* The same harness on the CUDA backend: registered by the GPU program
+ * (tests/test_gpu.c), which SKIPs as a whole without a device. */
+void register_backend_gpu_tests(void)
+{
+    static const test_entry tests[] = {
         {"cuda: random problems, device pointers", random_T_CUDA_DEVICE},
         {"cuda: edge cases, device pointers", edges_T_CUDA_DEVICE},
         {"cuda: bench shapes (reduced), device pointers", bench_T_CUDA_DEVICE},
@@ -768,5 +777,5 @@ void register_backend_tests(void)
         {"cuda: bench shapes (reduced), host pointers (staged)", bench_T_CUDA_HOST},
         {"cuda: kernelbench at full size", kernelbench_cuda},
         {NULL, NULL}};
-    add_suite("backends", tests);
+    add_suite("backends (cuda)", tests);
 }

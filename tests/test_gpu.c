@@ -749,6 +749,8 @@ int main(void)
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 2;
     add_suite("gpu", gpu_tests);
+    register_backend_gpu_tests();
+    register_reliability_gpu_tests();
     printf("convt3d %s CUDA test program, seed %llu (set CONVT3D_TEST_SEED to change)\n",
            convt3d_version(), (unsigned long long)test_seed());
     CU_basic_set_mode(CU_BRM_VERBOSE);

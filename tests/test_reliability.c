@@ -1099,10 +1099,18 @@ void register_reliability_tests(void)
         {"no leak over 600 plan create/destroy cycles", test_create_destroy_cycles_no_leak},
         {"huge: > 2^31 outputs on the CPU", test_huge_output_cpu},
         {"huge: > 2^31 inputs on the CPU (NDHWC)", test_huge_input_cpu},
-        {"huge: > 2^31 outputs on the GPU", test_huge_output_gpu},
         {"concurrency: one CPU plan, 4 threads == serial", test_one_plan_many_threads_cpu},
+        {NULL, NULL}};
+    add_suite("reliability", tests);
+}
+
+/* The GPU cases, registered by the GPU program (tests/test_gpu.c). */
+void register_reliability_gpu_tests(void)
+{
+    static const test_entry tests[] = {
+        {"huge: > 2^31 outputs on the GPU", test_huge_output_gpu},
         {"concurrency: one GPU plan, 4 streams == serial", test_one_plan_many_streams_gpu},
         {"GPU out of memory: status, nothing written, plan usable", test_gpu_out_of_memory},
         {NULL, NULL}};
-    add_suite("reliability", tests);
+    add_suite("reliability (cuda)", tests);
 }

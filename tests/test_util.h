@@ -119,8 +119,10 @@ void register_validation_tests(void);
 void register_reference_tests(void);
 void register_api_tests(void);
 void register_backend_tests(void);
+void register_backend_gpu_tests(void);     /* in the GPU program */
 void register_descriptor_tests(void);
 void register_reliability_tests(void);
+void register_reliability_gpu_tests(void); /* in the GPU program */
 
 /* Adds a suite and its tests; NULL-terminated list of {name, fn}. */
 typedef struct test_entry {
