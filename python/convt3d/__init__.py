@@ -68,6 +68,10 @@ def implementations():
 
 def _triple(name, value):
     """An int or a sequence of 3 ints, as torch accepts them."""
+    if type(value) is tuple and len(value) == 3:  # the common case, checked cheaply
+        a, b, c = value
+        if type(a) is int and type(b) is int and type(c) is int:
+            return value
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return (int(value),) * 3
     try:

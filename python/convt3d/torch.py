@@ -41,15 +41,25 @@ class PlanCache:
     def __init__(self, capacity=16):
         self.capacity = capacity
         self._plans = collections.OrderedDict()
+        # the per-call fast path (_torch_ops.forward): a key made of the call's
+        # arguments (x's shape, dtype, device, layout and the spec) -> (plan
+        # key, plan, output shape, memory format, is CUDA), filled after a
+        # call that went the whole way (validation, problem, plan); valid for
+        # the weights' state of self._weights only (emptied with the plans)
+        self._fast = {}
         self._weights = None
         self.builds = 0  # plans created so far (for tests and curiosity)
 
     def clear(self):
         plans, self._plans = self._plans, collections.OrderedDict()
+        self._fast = {}
         for plan in plans.values():
             _torch_ops.retire(plan)
 
     def get(self, problem, dev, weight, bias, spec):
+        return self._get(problem, dev, weight, bias, spec)[1]
+
+    def _get(self, problem, dev, weight, bias, spec):
         state = (_state(weight), _state(bias))
         if state != self._weights:
             self.clear()
@@ -58,13 +68,34 @@ class PlanCache:
         plan = self._plans.get(key)
         if plan is not None:
             self._plans.move_to_end(key)
-            return plan
+            return key, plan
         plan = _torch_ops.create_plan(problem, dev, weight, bias, spec)
         self.builds += 1
         self._plans[key] = plan
         while len(self._plans) > self.capacity:
             _torch_ops.retire(self._plans.popitem(last=False)[1])
-        return plan
+        return key, plan
+
+    def _lookup(self, fast_key, weight, bias):
+        """The fast-path entry of fast_key when the weights are in the state the
+        plans were made for and its plan is still cached (then most recently
+        used, as get() would make it), else None (changing nothing)."""
+        entry = self._fast.get(fast_key)
+        if entry is None:
+            return None
+        if (_state(weight), _state(bias)) != self._weights:
+            return None  # the slow path (get) drops the plans
+        key, plan = entry[0], entry[1]
+        if self._plans.get(key) is not plan:  # evicted since
+            del self._fast[fast_key]
+            return None
+        self._plans.move_to_end(key)
+        return entry
+
+    def _remember(self, fast_key, entry):
+        if len(self._fast) >= 4 * max(self.capacity, 1):
+            self._fast = {}
+        self._fast[fast_key] = entry
 
     def __len__(self):
         return len(self._plans)

@@ -126,6 +126,40 @@ def test_plans_cached_and_rebuilt_when_weights_change():
     assert m.plan_cache.builds == 5  # the same plan for the forward with autograd; one after the step
 
 
+def test_fast_path_follows_the_cache():
+    # repeated calls reuse what the first derived; evictions, weight changes,
+    # layouts and changed arguments still take the whole path
+    torch.manual_seed(4)
+    ref = torch.nn.ConvTranspose3d(3, 5, 3, stride=2, padding=1)
+    m = ct.from_module(ref)
+    m.plan_cache.capacity = 2
+    xs = [torch.randn(n, 3, 4, 3, 2) for n in (1, 2, 3)]
+    with torch.no_grad():
+        for x in xs + xs:  # capacity 2: every call evicts the plan needed next
+            close(m(x), ref(x))
+        assert m.plan_cache.builds == 6 and len(m.plan_cache) == 2
+        close(m(xs[2]), ref(xs[2]))
+        assert m.plan_cache.builds == 6
+        xc = xs[2].to(memory_format=torch.channels_last_3d)
+        y = m(xc)
+        assert y.is_contiguous(memory_format=torch.channels_last_3d)
+        close(y, ref(xc))
+        xt = xs[2].transpose(2, 4)  # neither layout: copied, as before
+        close(m(xt), ref(xt))
+        close(m(xt), ref(xt))
+        m.stride = (1, 2, 1)
+        ref.stride = (1, 2, 1)
+        close(m(xs[0]), ref(xs[0]))
+        ref.bias.add_(1)
+        close(m(xs[0]), ref(xs[0]))
+        close(m(xs[0], output_size=(4, 6, 2)), ref(xs[0], output_size=(4, 6, 2)))
+        with pytest.raises(convt3d.UnsupportedError):
+            m(xs[0].double())  # the same shape, another dtype: checked again
+        builds = m.plan_cache.builds
+        close(m(xs[0]), ref(xs[0]))
+        assert m.plan_cache.builds == builds
+
+
 def test_constructor_like_torch():
     with pytest.raises(ValueError):
         ct.ConvTranspose3d(2, 2, 3, padding_mode="reflect")
