@@ -273,10 +273,15 @@ CONVT3D_API convt3d_status convt3d_plan_create(convt3d_plan **plan,
 CONVT3D_API convt3d_status convt3d_execute(const convt3d_plan *plan, const void *x, void *y);
 
 /* As convt3d_execute, with the work enqueued on the caller's cudaStream_t
- * (passed as void*; NULL = default stream).  With device pointers the call
+ * (passed as void*).  With device pointers and a non-NULL stream the call
  * returns without synchronising: y is ready when the stream reaches it.
- * With host pointers it synchronises the stream before return.  For a CPU
- * plan stream must be NULL. */
+ * NULL means the default stream synchronised before return, as in
+ * convt3d_execute; for the legacy default stream without that
+ * synchronisation pass cudaStreamLegacy (or cudaStreamPerThread).  With host
+ * pointers the stream is synchronised before return.  For a CPU plan stream
+ * must be NULL.  A plan may be destroyed while its work is still queued:
+ * convt3d_plan_destroy() releases device memory with cudaFree, which waits
+ * for the device. */
 CONVT3D_API convt3d_status convt3d_execute_on_stream(const convt3d_plan *plan, const void *x,
                                                      void *y, void *stream);
 

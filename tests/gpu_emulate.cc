@@ -192,19 +192,11 @@ bool check(const problem_data &d, const std::vector<float> &y, const char *what)
     const double rel = sqrt(num / (den > 0 ? den : 1));
     if (unwritten == 0 && (d.ints ? most == 0 : rel <= 1e-5))
         return true;
-    const convt3d_problem &p = d.p;
-    printf("FAILED %s: n%lld ci%lld co%lld g%lld in %lldx%lldx%lld k %lldx%lldx%lld "
-           "s %lldx%lldx%lld p %lldx%lldx%lld op %lldx%lldx%lld l %lldx%lldx%lld %s bias %d: "
-           "%lld not finite, max error %g, rel L2 %g\n",
-           what, (long long)p.batch, (long long)p.in_channels, (long long)p.out_channels,
-           (long long)p.groups, (long long)p.in_size[0], (long long)p.in_size[1],
-           (long long)p.in_size[2], (long long)p.kernel[0], (long long)p.kernel[1],
-           (long long)p.kernel[2], (long long)p.stride[0], (long long)p.stride[1],
-           (long long)p.stride[2], (long long)p.padding[0], (long long)p.padding[1],
-           (long long)p.padding[2], (long long)p.output_padding[0],
-           (long long)p.output_padding[1], (long long)p.output_padding[2],
-           (long long)p.dilation[0], (long long)p.dilation[1], (long long)p.dilation[2],
-           p.layout == CONVT3D_LAYOUT_NDHWC ? "ndhwc" : "ncdhw", p.has_bias, unwritten, most, rel);
+    /* the descriptor convt3d-bench reads, so the failure can be pasted into it */
+    char desc[512];
+    convt3d_problem_to_string(&d.p, desc, sizeof desc);
+    printf("FAILED %s: %s: %lld not finite, max error %g, rel L2 %g\n", what, desc, unwritten, most,
+           rel);
     return false;
 }
 

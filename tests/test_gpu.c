@@ -88,7 +88,7 @@ static void data_free(problem_data *d)
 
 static void report(const convt3d_problem *p, const char *what, const char *detail)
 {
-    char desc[256];
+    char desc[512];
     problem_describe(p, desc, sizeof desc);
     printf("\n  FAILED: %s: %s\n    problem: %s\n", what, detail, desc);
 }

@@ -180,13 +180,20 @@ def _execute(plan, p, dev, x):
     return _launch(plan, shape, fmt, dev.kind == _lib.DEVICE_CUDA, x)
 
 
+_CUDA_STREAM_LEGACY = 0x1  # cudaStreamLegacy in CUDA's driver_types.h
+
+
 def _launch(plan, shape, fmt, cuda, x):
     y = torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
     if cuda:
         with torch.cuda.device(x.device):
             stream = torch.cuda.current_stream(x.device)
             plan._streams.setdefault((x.device.index, stream.cuda_stream), stream)
-            plan.execute(x.data_ptr(), y.data_ptr(), ctypes.c_void_p(stream.cuda_stream))
+            # torch's default stream has handle 0, which the C API takes as "the default
+            # stream, synchronised before return": pass cudaStreamLegacy (the same stream)
+            # instead, so the call stays asynchronous like every torch op
+            handle = stream.cuda_stream or _CUDA_STREAM_LEGACY
+            plan.execute(x.data_ptr(), y.data_ptr(), ctypes.c_void_p(handle))
     else:
         plan.execute(x.data_ptr(), y.data_ptr())
     return y
