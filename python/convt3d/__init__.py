@@ -403,6 +403,28 @@ def conv_transpose3d(
             math_mode=math_mode,
             implementation=implementation,
         )
+    x, weight, bias, unbatched, p, y = _numpy_problem(
+        x, weight, bias, stride, padding, output_padding, groups, dilation, output_size
+    )
+    plan = Plan(
+        p,
+        _device(device, "cpu"),
+        weight.ctypes.data,
+        None if bias is None else bias.ctypes.data,
+        math_mode,
+        implementation,
+    )
+    try:
+        plan.execute(x.ctypes.data, y.ctypes.data)
+    finally:
+        plan.close()
+    return y[0] if unbatched else y
+
+
+def _numpy_problem(x, weight, bias, stride, padding, output_padding, groups, dilation,
+                   output_size):
+    """NumPy arguments made contiguous float arrays, the problem they state (NCDHW) and a
+    new output array: what conv_transpose3d and reference share."""
     np = _np()
     x, weight, bias, unbatched, dtypes = _numpy_args(x, weight, bias)
     output_size = _batched_size(output_size, unbatched)
@@ -419,20 +441,7 @@ def conv_transpose3d(
         _lib.LAYOUT_NCDHW,
         dtypes,
     )
-    y = np.empty(output_shape(p), dtype=x.dtype)
-    plan = Plan(
-        p,
-        _device(device, "cpu"),
-        weight.ctypes.data,
-        None if bias is None else bias.ctypes.data,
-        math_mode,
-        implementation,
-    )
-    try:
-        plan.execute(x.ctypes.data, y.ctypes.data)
-    finally:
-        plan.close()
-    return y[0] if unbatched else y
+    return x, weight, bias, unbatched, p, np.empty(output_shape(p), dtype=x.dtype)
 
 
 def reference(
@@ -449,23 +458,9 @@ def reference(
     """convt3d_reference(): the library's oracle (double accumulation,
     single-threaded, slow by design) on NumPy arrays, same arguments as
     conv_transpose3d."""
-    np = _np()
-    x, weight, bias, unbatched, dtypes = _numpy_args(x, weight, bias)
-    output_size = _batched_size(output_size, unbatched)
-    p = make_problem(
-        x.shape,
-        weight.shape,
-        None if bias is None else bias.shape,
-        stride,
-        padding,
-        output_padding,
-        groups,
-        dilation,
-        output_size,
-        _lib.LAYOUT_NCDHW,
-        dtypes,
+    x, weight, bias, unbatched, p, y = _numpy_problem(
+        x, weight, bias, stride, padding, output_padding, groups, dilation, output_size
     )
-    y = np.empty(output_shape(p), dtype=x.dtype)
     _lib.check(
         _lib.c_reference(
             ctypes.byref(p),
