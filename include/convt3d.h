@@ -10,8 +10,8 @@
  *   out_size = (in_size - 1)*s - 2*p + l*(k - 1) + op + 1.
  *
  * Tensors are dense.  Each of x, weight, bias and y has a data type in the
- * problem (convt3d_dtype; this version computes f32 only and says so with
- * CONVT3D_ERR_UNSUPPORTED_DATA_TYPE for any other).  x and y are NCDHW
+ * problem (convt3d_dtype: f32, f16 or bf16, one type for all four; a mix
+ * is CONVT3D_ERR_UNSUPPORTED_DATA_TYPE).  x and y are NCDHW
  * (PyTorch contiguous, the default) or NDHWC (PyTorch channels_last_3d); the
  * weight is always PyTorch's C_in x (C_out/G) x kD x kH x kW; the bias has
  * C_out entries.  Tensor pointers are void* so that one signature serves
@@ -104,13 +104,27 @@ typedef enum convt3d_layout {
     CONVT3D_LAYOUT_NDHWC = 1  /* PyTorch channels_last_3d: C fastest */
 } convt3d_layout;
 
-/* Element types of x, weight, bias and y.  0 is f32, so zeroed or
- * CONVT3D_PROBLEM_INIT problems are f32.  This version computes f32 only. */
+/* Element types of x, weight, bias and y, which share one type.  0 is f32,
+ * so zeroed or CONVT3D_PROBLEM_INIT problems are f32.  With f16 and bf16
+ * data every product and sum is computed in fp32 (the inputs are exact in
+ * fp32) and y is rounded once to its type, to nearest even. */
 typedef enum convt3d_dtype {
     CONVT3D_F32 = 0,
     CONVT3D_F16 = 1, /* IEEE binary16 */
     CONVT3D_BF16 = 2 /* bfloat16 */
 } convt3d_dtype;
+
+/* "f32", "f16", "bf16", or "unknown". */
+CONVT3D_API const char *convt3d_dtype_name(convt3d_dtype type);
+/* Bytes an element takes (4 or 2); 0 for a value that is not a convt3d_dtype. */
+CONVT3D_API size_t convt3d_dtype_size(convt3d_dtype type);
+/* Converts count elements of host memory from src_type to dst_type (to
+ * f16 or bf16: round to nearest even, overflow to infinity; NaN stays NaN;
+ * between equal types: a copy).  src and dst must not overlap.
+ * CONVT3D_ERR_NULL_POINTER, CONVT3D_ERR_BAD_SIZE (count < 0) or
+ * CONVT3D_ERR_UNSUPPORTED_DATA_TYPE. */
+CONVT3D_API convt3d_status convt3d_convert(const void *src, convt3d_dtype src_type, void *dst,
+                                           convt3d_dtype dst_type, int64_t count);
 
 /* Spatial triples are ordered (d, h, w).  All sizes are int64 so that huge
  * tensors and overflow checks need no casts. */
@@ -208,13 +222,19 @@ CONVT3D_API int convt3d_has_cuda_support(void);
 
 /* ---- math modes and plan options --------------------------------------- */
 
-/* How products are computed.  A mode permits reduced precision; it never
- * requires it (a plan may keep an exact kernel where that is faster).  This
- * version offers CONVT3D_MATH_F32 only. */
+/* How products of f32 data are computed.  A mode permits reduced precision;
+ * it never requires it: a plan may keep an exact FMA kernel where tensor
+ * cores do not pay (depthwise, few channels a group), and
+ * convt3d_plan_kernel_name() says which it chose.  The CPU computes every
+ * mode in full fp32.  For f16 and bf16 data the mode changes nothing: their
+ * products are exact in every mode and accumulate in fp32. */
 typedef enum convt3d_math_mode {
     CONVT3D_MATH_F32 = 0,   /* exact fp32 FMA, bitwise deterministic (the default) */
-    CONVT3D_MATH_TF32 = 1,  /* tensor cores, inputs rounded to TF32, fp32 accumulation */
-    CONVT3D_MATH_3XTF32 = 2 /* split TF32: three tensor-core products, fp32 accuracy */
+    CONVT3D_MATH_TF32 = 1,  /* tensor cores, inputs rounded to TF32 (to nearest), fp32
+                               accumulation: relative L2 error about 1e-4..1e-3 */
+    CONVT3D_MATH_3XTF32 = 2 /* split TF32: each operand a TF32 big and small part, three
+                               tensor-core products, fp32 accumulation: fp32 accuracy
+                               (relative L2 <= 1e-5) */
 } convt3d_math_mode;
 
 /* Options of a plan beyond the problem.  Always set one up with

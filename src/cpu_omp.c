@@ -25,8 +25,16 @@
 #include "cpu/rowpack.h"
 #include "cpu/weights.h"
 
+/* f16 and bf16 data are computed by the f32 kernels one image at a time:
+ * the image's x widened into f32, the f32 plan (of batch 1) run on it, and
+ * its y rounded back (staged, outer: the caller's shape).  The weights and
+ * bias are widened once at planning.  CPU half-precision speed is not a
+ * goal yet; this keeps every kernel and its tests as they are, at the cost
+ * of one image of x and y in f32 as scratch. */
 struct convt3d_backend_state {
     cpu_plan plan;
+    int staged;
+    convt3d_shape outer;
 };
 
 /* Outputs at least this large are written with streaming stores where the
@@ -167,14 +175,10 @@ static int plan_common(cpu_plan *pl, const convt3d_shape *shape, const cpu_impl 
     return ok;
 }
 
-static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal,
-                                 const convt3d_request *req, const void *weight, const void *bias,
-                                 int weights_on_device, convt3d_backend_state **state,
-                                 const char **impl_name)
+static convt3d_status f32_create(const convt3d_shape *shape, const convt3d_request *req,
+                                 const float *weight, const float *bias,
+                                 convt3d_backend_state **state, const char **impl_name)
 {
-    (void)ordinal;
-    if (weights_on_device)
-        return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION, "CPU plan given device weights");
     const cpu_impl *im = NULL;
     convt3d_status st = choose_impl(shape, req, &im);
     if (st != CONVT3D_SUCCESS)
@@ -412,25 +416,25 @@ static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, cons
     }
 }
 
-static convt3d_status cpu_execute(const convt3d_backend_state *st, const void *xv, void *yv,
-                                  void *stream, int on_device)
+/* The kernels' per-thread scratch for an execute of pl on `threads` threads. */
+static char *f32_scratch(const cpu_plan *pl, int threads)
 {
-    (void)stream;
-    (void)on_device;
-    const float *x = xv;
-    float *y = yv;
-    const cpu_plan *pl = &st->plan;
+    return alloc64(scratch_layout(pl).total * (size_t)threads);
+}
+
+static int execute_threads(void)
+{
 #ifdef _OPENMP
-    const int threads = omp_get_max_threads();
+    return omp_get_max_threads();
 #else
-    const int threads = 1;
+    return 1;
 #endif
-    /* All scratch up front: a failure must leave y untouched. */
+}
+
+/* y = convT(x) with scratch from f32_scratch(pl, threads): cannot fail. */
+static void f32_run(const cpu_plan *pl, const float *x, float *y, char *scratch, int threads)
+{
     const cpu_scratch_layout layout = scratch_layout(pl);
-    char *scratch = alloc64(layout.total * (size_t)threads);
-    if (!scratch)
-        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU execute: %d x %zu bytes of scratch",
-                            threads, layout.total);
     const cpu_split sp = split_work(pl, threads);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
@@ -450,8 +454,119 @@ static convt3d_status cpu_execute(const convt3d_backend_state *st, const void *x
         if (pl->isa->finish)
             pl->isa->finish();
     }
+}
+
+static convt3d_status f32_execute(const convt3d_backend_state *st, const float *x, float *y)
+{
+    const cpu_plan *pl = &st->plan;
+    const int threads = execute_threads();
+    /* All scratch up front: a failure must leave y untouched. */
+    char *scratch = f32_scratch(pl, threads);
+    if (!scratch)
+        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU execute: %d x %zu bytes of scratch",
+                            threads, scratch_layout(pl).total);
+    f32_run(pl, x, y, scratch, threads);
     free(scratch);
     return CONVT3D_SUCCESS;
+}
+
+/* ---- f16 and bf16 data: staged through the f32 kernels ------------------ */
+
+/* A new f32 array of count elements of src (exact), or NULL. */
+static float *widen_new(const void *src, convt3d_dtype type, int64_t count)
+{
+    float *out = alloc64((size_t)count * sizeof(float));
+    if (out)
+        for (int64_t i = 0; i < count; i++)
+            out[i] = convt3d_load_f32(src, type, i);
+    return out;
+}
+
+/* The f32 shape of one image of *s. */
+static convt3d_shape image_shape(const convt3d_shape *s)
+{
+    convt3d_shape one = *s;
+    one.n = 1;
+    one.x_type = one.w_type = one.bias_type = one.y_type = CONVT3D_F32;
+    one.x_elems = s->x_stride[0];
+    one.y_elems = s->y_stride[0];
+    one.macs = s->macs / (double)s->n;
+    return one;
+}
+
+static convt3d_status staged_create(const convt3d_shape *shape, const convt3d_request *req,
+                                    const void *weight, const void *bias,
+                                    convt3d_backend_state **state, const char **impl_name)
+{
+    const convt3d_shape one = image_shape(shape);
+    float *wf = widen_new(weight, shape->w_type, shape->w_elems);
+    float *bf = shape->has_bias ? widen_new(bias, shape->bias_type, shape->cout) : NULL;
+    convt3d_status st = CONVT3D_SUCCESS;
+    if (!wf || (shape->has_bias && !bf))
+        st = convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU plan: widened weights");
+    else
+        st = f32_create(&one, req, wf, bf, state, impl_name);
+    free(wf);
+    free(bf);
+    if (st == CONVT3D_SUCCESS) {
+        (*state)->staged = 1;
+        (*state)->outer = *shape;
+    }
+    return st;
+}
+
+static convt3d_status staged_execute(const convt3d_backend_state *st, const void *x, void *y)
+{
+    const convt3d_shape *s = &st->outer;
+    const int64_t xn = s->x_stride[0], yn = s->y_stride[0];
+    const int threads = execute_threads();
+    /* All scratch up front: a failure must leave y untouched. */
+    float *xf = alloc64((size_t)xn * sizeof(float)), *yf = alloc64((size_t)yn * sizeof(float));
+    char *scratch = f32_scratch(&st->plan, threads);
+    const int ok = xf && yf && scratch;
+    for (int64_t n = 0; ok && n < s->n; n++) {
+        const int64_t x0 = n * xn, y0 = n * yn;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads)
+#endif
+        for (int64_t i = 0; i < xn; i++)
+            xf[i] = convt3d_load_f32(x, s->x_type, x0 + i);
+        f32_run(&st->plan, xf, yf, scratch, threads);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads)
+#endif
+        for (int64_t i = 0; i < yn; i++)
+            convt3d_store_f32(y, s->y_type, y0 + i, yf[i]);
+    }
+    free(xf);
+    free(yf);
+    free(scratch);
+    return ok ? CONVT3D_SUCCESS
+              : convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "CPU execute: one image in f32 and "
+                                                        "the kernels' scratch");
+}
+
+/* ---- the backend's entry points ------------------------------------------ */
+
+static convt3d_status cpu_create(const convt3d_shape *shape, int ordinal,
+                                 const convt3d_request *req, const void *weight, const void *bias,
+                                 int weights_on_device, convt3d_backend_state **state,
+                                 const char **impl_name)
+{
+    (void)ordinal;
+    if (weights_on_device)
+        return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION, "CPU plan given device weights");
+    if (shape->y_type != CONVT3D_F32)
+        return staged_create(shape, req, weight, bias, state, impl_name);
+    return f32_create(shape, req, weight, bias, state, impl_name);
+}
+
+static convt3d_status cpu_execute(const convt3d_backend_state *st, const void *x, void *y,
+                                  void *stream, int on_device)
+{
+    (void)stream;
+    (void)on_device;
+    return st->staged ? staged_execute(st, x, y) : f32_execute(st, x, y);
 }
 
 static void cpu_destroy(convt3d_backend_state *st)

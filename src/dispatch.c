@@ -160,16 +160,12 @@ static convt3d_status read_options(const convt3d_plan_options *in, convt3d_plan_
                                 "%s knows options of %zu bytes only",
                                 in->struct_size, b, convt3d_version(), known);
     out->struct_size = known;
-    if (out->math_mode != CONVT3D_MATH_F32) {
-        const int m = (int)out->math_mode;
+    if (out->math_mode != CONVT3D_MATH_F32 && out->math_mode != CONVT3D_MATH_TF32 &&
+        out->math_mode != CONVT3D_MATH_3XTF32)
         return convt3d_fail(CONVT3D_ERR_UNSUPPORTED_MATH_MODE,
-                            "math_mode=%d (%s): this version of convt3d offers CONVT3D_MATH_F32 "
-                            "(0) only",
-                            m,
-                            m == CONVT3D_MATH_TF32    ? "CONVT3D_MATH_TF32"
-                            : m == CONVT3D_MATH_3XTF32 ? "CONVT3D_MATH_3XTF32"
-                                                       : "not a convt3d_math_mode");
-    }
+                            "math_mode=%d is not a convt3d_math_mode (CONVT3D_MATH_F32 0, "
+                            "CONVT3D_MATH_TF32 1, CONVT3D_MATH_3XTF32 2)",
+                            (int)out->math_mode);
     return CONVT3D_SUCCESS;
 }
 
@@ -285,6 +281,7 @@ convt3d_status convt3d_implementation_applies(const char *name, const convt3d_pr
     convt3d_device dev;
     if ((st = device_for_impl(be, name, device, &dev)) != CONVT3D_SUCCESS)
         return st;
+    shape.math = opt.math_mode;
     const convt3d_request req = {opt.math_mode, NULL, 0};
     char why[256] = "";
     st = be->impl_applies(local, &shape, dev.ordinal, &req, why, sizeof why);
@@ -344,6 +341,7 @@ convt3d_status convt3d_plan_create_ex(convt3d_plan **plan, const convt3d_problem
     convt3d_plan *p = calloc(1, sizeof *p);
     if (!p)
         return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "plan allocation failed");
+    shape.math = opt.math_mode;
     p->problem = *problem;
     p->shape = shape;
     p->device = dev;

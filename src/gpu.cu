@@ -29,7 +29,7 @@ struct convt3d_backend_state {
     int ordinal;
     ct3d::cuda_plan plan;
     float *weight; /* device, repacked: [g][ob][ic][tap][oc] (cuda/common/types.h) */
-    float *bias;   /* device, NULL without bias */
+    float *bias;   /* device, in the problem's type (f32 kernels read floats), NULL without bias */
     void *extra;   /* device, the implementation's extras (cuda_impl.extras) or NULL */
 };
 
@@ -157,7 +157,7 @@ static bool walk_takes(const cuda_impl &e, const convt3d_shape *s, const device_
                        const cuda_overrides &ov, bool automatic, int verbose, cuda_plan *k)
 {
     char why[256] = "";
-    if (!e.applicable(e, s, lim, why, sizeof why)) {
+    if (!cuda_entry_applicable(e, s, lim, why, sizeof why)) {
         if (verbose)
             fprintf(stderr, "convt3d: cuda: %s does not apply: %s\n", e.name, why);
         return false;
@@ -190,7 +190,7 @@ static convt3d_status choose_by_word(const convt3d_shape *s, const device_limits
             matches++;
             if (pass == 0) {
                 char why[256] = "";
-                if (!e.applicable(e, s, lim, why, sizeof why) ||
+                if (!cuda_entry_applicable(e, s, lim, why, sizeof why) ||
                     (e.passed_over && e.passed_over(e, s, lim, ov, why, sizeof why)))
                     continue;
                 plan_init(k, e);
@@ -237,8 +237,41 @@ convt3d_status cuda_choose(const convt3d_shape *s, const device_limits &lim,
 
 } // namespace ct3d
 
-/* Repacks the weights (host or device pointer) into s->weight, on the device. */
-static convt3d_status pack_weights(convt3d_backend_state *s, const float *weight, int on_device)
+/* f16 or bf16 weights (host or device pointer) widened into a new host f32
+ * array (*out, freed by the caller): the kernels read packed f32 weights
+ * whatever the data type, and every half value is exact in f32. */
+static convt3d_status widen_weights(const convt3d_shape *sh, const void *weight, int on_device,
+                                    float **out)
+{
+    convt3d_status st = CONVT3D_SUCCESS;
+    const size_t n = (size_t)sh->w_elems, bytes = n * convt3d_dtype_size(sh->w_type);
+    void *host = NULL;
+    const void *src = weight;
+    float *wide = (float *)malloc(n * sizeof(float));
+    if (!wide)
+        return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "host copy of the weights in f32");
+    if (on_device) {
+        if (!(host = malloc(bytes))) {
+            free(wide);
+            return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "host copy of the weights");
+        }
+        CUDA_TRY(cudaMemcpy(host, weight, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(weights)");
+        src = host;
+    }
+    for (size_t i = 0; i < n; i++)
+        wide[i] = convt3d_load_f32(src, sh->w_type, (int64_t)i);
+out:
+    free(host);
+    if (st == CONVT3D_SUCCESS)
+        *out = wide;
+    else
+        free(wide);
+    return st;
+}
+
+/* Repacks the weights (host or device pointer, f32) into s->weight, on the device. */
+static convt3d_status pack_f32_weights(convt3d_backend_state *s, const float *weight,
+                                       int on_device)
 {
     convt3d_status st = CONVT3D_SUCCESS;
     const ct3d::cuda_plan &k = s->plan;
@@ -264,13 +297,23 @@ out:
     return st;
 }
 
+static convt3d_status pack_weights(convt3d_backend_state *s, const void *weight, int on_device)
+{
+    if (s->shape.w_type == CONVT3D_F32)
+        return pack_f32_weights(s, (const float *)weight, on_device);
+    float *wide = NULL;
+    convt3d_status st = widen_weights(&s->shape, weight, on_device, &wide);
+    if (st == CONVT3D_SUCCESS)
+        st = pack_f32_weights(s, wide, 0);
+    free(wide);
+    return st;
+}
+
 static convt3d_status gpu_create(const convt3d_shape *shape, int ordinal,
                                  const convt3d_request *req, const void *weight_v,
                                  const void *bias_v, int weights_on_device,
                                  convt3d_backend_state **state, const char **kernel_name)
 {
-    const float *weight = (const float *)weight_v;
-    const float *bias = (const float *)bias_v;
     device_guard guard(ordinal);
     if (guard.err != cudaSuccess)
         return cuda_fail(guard.err, "cudaSetDevice");
@@ -288,14 +331,14 @@ static convt3d_status gpu_create(const convt3d_shape *shape, int ordinal,
                                 &s->plan)) != CONVT3D_SUCCESS)
         goto out;
     impl = s->plan.impl;
-    if ((st = pack_weights(s, weight, weights_on_device)) != CONVT3D_SUCCESS)
+    if ((st = pack_weights(s, weight_v, weights_on_device)) != CONVT3D_SUCCESS)
         goto out;
-    if (shape->has_bias) {
+    if (shape->has_bias) { /* in its own type: the kernels widen it on load */
         const cudaMemcpyKind kind =
             weights_on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
-        CUDA_TRY(cudaMalloc(&s->bias, (size_t)shape->cout * sizeof(float)), "cudaMalloc(bias)");
-        CUDA_TRY(cudaMemcpy(s->bias, bias, (size_t)shape->cout * sizeof(float), kind),
-                 "cudaMemcpy(bias)");
+        const size_t bytes = (size_t)shape->cout * convt3d_dtype_size(shape->bias_type);
+        CUDA_TRY(cudaMalloc(&s->bias, bytes), "cudaMalloc(bias)");
+        CUDA_TRY(cudaMemcpy(s->bias, bias_v, bytes, kind), "cudaMemcpy(bias)");
     }
     if (impl->extras)
         CUDA_TRY(impl->extras(s->plan, shape, &s->extra), "the implementation's device extras");
@@ -357,8 +400,8 @@ static convt3d_status gpu_execute(const convt3d_backend_state *s, const void *x_
     /* Host pointers: stage through device buffers of this call only (so
      * concurrent calls share nothing); y is written only after success. */
     float *dx = NULL, *dy = NULL;
-    const size_t xb = (size_t)s->shape.x_elems * sizeof(float);
-    const size_t yb = (size_t)s->shape.y_elems * sizeof(float);
+    const size_t xb = (size_t)s->shape.x_elems * convt3d_dtype_size(s->shape.x_type);
+    const size_t yb = (size_t)s->shape.y_elems * convt3d_dtype_size(s->shape.y_type);
     CUDA_TRY(cudaMalloc(&dx, xb), "cudaMalloc(staged x)");
     CUDA_TRY(cudaMalloc(&dy, yb), "cudaMalloc(staged y)");
     CUDA_TRY(cudaMemcpyAsync(dx, x, xb, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync(x)");

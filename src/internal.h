@@ -31,6 +31,13 @@ CONVT3D_INTERNAL convt3d_status convt3d_fail(convt3d_status status, const char *
 /* Clears the thread's last error (called on entry to each public function). */
 CONVT3D_INTERNAL void convt3d_clear_error(void);
 
+/* ---- element access (convert.c) ----------------------------------------- */
+
+/* Element i of a tensor of the given type, widened to f32 (exact). */
+CONVT3D_INTERNAL float convt3d_load_f32(const void *base, convt3d_dtype type, int64_t i);
+/* Stores v into element i, rounded to the type (to nearest even). */
+CONVT3D_INTERNAL void convt3d_store_f32(void *base, convt3d_dtype type, int64_t i, float v);
+
 /* ---- the derived shape (layout.c) -------------------------------------- */
 
 /* Everything a backend needs, derived once from a validated problem.
@@ -40,7 +47,11 @@ typedef struct convt3d_shape {
     int64_t in[3], out[3], k[3], s[3], p[3], op[3], l[3];
     convt3d_layout layout;
     int has_bias;
-    convt3d_dtype x_type, w_type, bias_type, y_type;
+    convt3d_dtype x_type, w_type, bias_type, y_type; /* one type (layout.c checks) */
+    /* The plan's math mode: CONVT3D_MATH_F32 from convt3d_shape_from_problem(),
+     * the plan options' from the dispatcher (implementations judge it with
+     * the rest of the shape). */
+    convt3d_math_mode math;
     int64_t x_elems, y_elems, w_elems;
     int64_t x_stride[5], y_stride[5];
     int64_t in_spatial, out_spatial, k_volume;

@@ -76,27 +76,26 @@ static convt3d_status check_dim(const convt3d_problem *p, int d)
     return CONVT3D_SUCCESS;
 }
 
-static const char *dtype_name(convt3d_dtype t)
-{
-    switch (t) {
-    case CONVT3D_F32: return "f32";
-    case CONVT3D_F16: return "f16";
-    case CONVT3D_BF16: return "bf16";
-    }
-    return "not a convt3d_dtype";
-}
+static const char *dtype_name(convt3d_dtype t) { return convt3d_dtype_name(t); }
 
-/* f32 only in this version: any other value, known or not, is refused with
- * its own status so that callers can tell it from a malformed problem. */
+/* x, weight, bias and y share one type (as PyTorch requires of a module's
+ * input, weight and bias): f32, f16 or bf16.  A value that is not a
+ * convt3d_dtype, or a mix, is refused with its own status so that callers
+ * can tell it from a malformed problem. */
 static convt3d_status check_dtypes(const convt3d_problem *p)
 {
     const convt3d_dtype t[4] = {p->x_type, p->w_type, p->bias_type, p->y_type};
     static const char *const what[4] = {"x_type", "w_type", "bias_type", "y_type"};
     for (int i = 0; i < 4; i++)
-        if (t[i] != CONVT3D_F32)
+        if (t[i] != CONVT3D_F32 && t[i] != CONVT3D_F16 && t[i] != CONVT3D_BF16)
             return convt3d_fail(CONVT3D_ERR_UNSUPPORTED_DATA_TYPE,
-                                "%s=%d (%s): this version of convt3d computes f32 (0) only",
-                                what[i], (int)t[i], dtype_name(t[i]));
+                                "%s=%d is not a convt3d_dtype (f32 0, f16 1, bf16 2)", what[i],
+                                (int)t[i]);
+    for (int i = 1; i < 4; i++)
+        if (t[i] != t[0])
+            return convt3d_fail(CONVT3D_ERR_UNSUPPORTED_DATA_TYPE,
+                                "x_type=%s but %s=%s: x, weight, bias and y must have one type",
+                                dtype_name(t[0]), what[i], dtype_name(t[i]));
     return CONVT3D_SUCCESS;
 }
 
@@ -208,6 +207,7 @@ convt3d_status convt3d_shape_from_problem(const convt3d_problem *p, convt3d_shap
     s.w_type = p->w_type;
     s.bias_type = p->bias_type;
     s.y_type = p->y_type;
+    s.math = CONVT3D_MATH_F32;
     convt3d_tensor_strides(s.layout, s.cin, s.in, s.x_stride);
     convt3d_tensor_strides(s.layout, s.cout, s.out, s.y_stride);
     s.in_spatial = s.in[0] * s.in[1] * s.in[2];

@@ -83,7 +83,7 @@ static double ref_one_output(const convt3d_shape *s, const tap_list t[3], const 
     return acc;
 }
 
-/* f32 tensors: convt3d_shape_from_problem() refuses every other type. */
+/* f32 tensors (and the widened ones of ref_half). */
 static void ref_f32(const convt3d_shape *sp, const tap_list t[3], const float *x,
                     const float *weight, const float *bias, float *y)
 {
@@ -102,6 +102,41 @@ static void ref_f32(const convt3d_shape *sp, const tap_list t[3], const float *x
                               o[1] * s.y_stride[3] + o[2] * s.y_stride[4]] = (float)(b + v);
                         }
             }
+}
+
+/* A tensor of the problem's type widened to a new f32 array (exact), or
+ * NULL when out of memory. */
+static float *widened(const void *src, convt3d_dtype type, int64_t count)
+{
+    float *out = malloc((size_t)(count ? count : 1) * sizeof *out);
+    if (out)
+        for (int64_t i = 0; i < count; i++)
+            out[i] = convt3d_load_f32(src, type, i);
+    return out;
+}
+
+/* f16 and bf16 tensors: the f32 computation on the widened inputs (every
+ * half value is exact in f32), each output rounded from its f32 sum (itself
+ * rounded once from the double) to y's type. */
+static convt3d_status ref_half(const convt3d_shape *s, const tap_list t[3], const void *x,
+                               const void *weight, const void *bias, void *y)
+{
+    float *xf = widened(x, s->x_type, s->x_elems);
+    float *wf = widened(weight, s->w_type, s->w_elems);
+    float *bf = s->has_bias ? widened(bias, s->bias_type, s->cout) : NULL;
+    float *yf = malloc((size_t)s->y_elems * sizeof *yf);
+    const int ok = xf && wf && yf && (bf || !s->has_bias);
+    if (ok) {
+        ref_f32(s, t, xf, wf, bf, yf);
+        for (int64_t i = 0; i < s->y_elems; i++)
+            convt3d_store_f32(y, s->y_type, i, yf[i]);
+    }
+    free(xf);
+    free(wf);
+    free(bf);
+    free(yf);
+    return ok ? CONVT3D_SUCCESS
+              : convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "reference: widened tensors");
 }
 
 convt3d_status convt3d_reference(const convt3d_problem *problem, const void *x,
@@ -127,8 +162,11 @@ convt3d_status convt3d_reference(const convt3d_problem *problem, const void *x,
             tap_list_free(&t[d]);
         return convt3d_fail(CONVT3D_ERR_OUT_OF_MEMORY, "reference: tap tables");
     }
-    ref_f32(&s, t, x, weight, bias, y);
+    if (s.y_type == CONVT3D_F32)
+        ref_f32(&s, t, x, weight, bias, y);
+    else
+        st = ref_half(&s, t, x, weight, bias, y);
     for (int d = 0; d < 3; d++)
         tap_list_free(&t[d]);
-    return CONVT3D_SUCCESS;
+    return st;
 }

@@ -7,20 +7,25 @@
 // src/cuda/*/plan.cu, compiled for the host under ASan and UBSan); not part
 // of make check (it needs a C++ compiler and CUDA's headers).
 //
-//   gpu_emulate phase|igemm COUNT SEED [KERNEL]
+//   gpu_emulate phase|igemm COUNT SEED [KERNEL|MATH]
 //
 // COUNT random problems (even ones with small-integer data, compared
 // exactly; odd ones uniform, relative L2 error <= 1e-5), plans from the
 // planner with H200 limits; phase: KERNEL is grouped or tiled (the forced
 // variants, with 4, 8 or the planner's channels a thread) or "" (the phase
 // planner's own choice), a third of the problems with a random
-// CONVT3D_CUDA_TILE; igemm: every block shape and cluster size.
+// CONVT3D_CUDA_TILE; igemm: every block shape and cluster size, MATH ""
+// (the FMA engine), tf32 or 3xtf32 (tensor cores on f32 data, mma.sync
+// modelled as loops over its fragment layout), f16 or bf16 (tensor cores on
+// half data), both layouts for the tensor-core ones, each checked with its
+// mode's tolerance.
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <type_traits>
 #include <vector>
 
 #include "cuda/igemm/kernel.cuh"
@@ -38,11 +43,15 @@ thread_local pthread_barrier_t *t_block_bar;
 thread_local pthread_barrier_t *t_cluster_bar;
 thread_local float *const *t_cluster_smem;
 thread_local int t_rank;
+thread_local unsigned *t_mma_regs;
 
-/* One emulated thread: its block's barrier and shared memory, its cluster's. */
+/* One emulated thread: its block's barrier and shared memory, its cluster's,
+ * and its block's register file for the MMA fragments (6 words a thread
+ * and queued MMA, kMmaQueueMax of them). */
 struct emu_thread {
     pthread_barrier_t *block_bar, *cluster_bar;
     float *const *smem; /* of each rank of the cluster */
+    unsigned *mma_regs;
     int rank, tid;
     void (*body)(const emu_thread &);
     const void *params;
@@ -55,6 +64,7 @@ void *emu_thread_main(void *arg)
     t_cluster_bar = t.cluster_bar;
     t_cluster_smem = t.smem;
     t_rank = t.rank;
+    t_mma_regs = t.mma_regs;
     t.body(t);
     return nullptr;
 }
@@ -75,6 +85,7 @@ void emulate_cluster(int cs, int nt, size_t smem_floats, void (*body)(const emu_
         pthread_barrier_init(&b, nullptr, nt);
     pthread_barrier_t cluster_bar;
     pthread_barrier_init(&cluster_bar, nullptr, nt * cs);
+    std::vector<std::vector<unsigned>> regs(cs, std::vector<unsigned>((size_t)nt * 128 * 6));
     std::vector<emu_thread> threads(cs * nt);
     std::vector<pthread_t> ids(cs * nt);
     pthread_attr_t attr;
@@ -82,7 +93,8 @@ void emulate_cluster(int cs, int nt, size_t smem_floats, void (*body)(const emu_
     pthread_attr_setstacksize(&attr, 256 * 1024);
     for (int r = 0; r < cs; r++)
         for (int t = 0; t < nt; t++) {
-            threads[r * nt + t] = {&block_bar[r], &cluster_bar, smem.data(), r, t, body, params};
+            threads[r * nt + t] = {&block_bar[r], &cluster_bar, smem.data(), regs[r].data(),
+                                   r, t, body, params};
             pthread_create(&ids[r * nt + t], &attr, emu_thread_main, &threads[r * nt + t]);
         }
     for (auto &id : ids)
@@ -137,26 +149,39 @@ convt3d_problem random_problem(int max_ci, int max_co, int max_sw, bool w_dilati
     }
 }
 
-/* x, w, bias and the reference output of one problem. */
+/* x, w, bias and the reference output of one problem; the data are values
+ * of type `type` (f16 and bf16: rounded to it, kept in f32), the reference
+ * the f32 one on them. */
 struct problem_data {
     convt3d_problem p;
     convt3d_shape s;
     std::vector<float> x, w, b, ref;
     bool ints;
+    convt3d_dtype type;
 };
 
-problem_data make_data(const convt3d_problem &p, bool ints)
+float as_type(float v, convt3d_dtype type)
+{
+    return type == CONVT3D_F16    ? convt3d_f16_to_f32(convt3d_f32_to_f16(v))
+           : type == CONVT3D_BF16 ? convt3d_bf16_to_f32(convt3d_f32_to_bf16(v))
+                                  : v;
+}
+
+problem_data make_data(const convt3d_problem &p, bool ints, convt3d_dtype type = CONVT3D_F32)
 {
     problem_data d;
     d.p = p;
     convt3d_shape_from_problem(&p, &d.s);
     d.ints = ints;
+    d.type = type;
     d.x.resize(d.s.x_elems);
     d.w.resize(d.s.w_elems);
     d.b.resize(d.s.cout);
     for (auto *v : {&d.x, &d.w, &d.b})
         for (auto &e : *v)
-            e = ints ? (float)rand_in(-3, 3) : (float)((next_random() % 20001) / 10000.0 - 1.0);
+            e = as_type(ints ? (float)rand_in(-3, 3)
+                             : (float)((next_random() % 20001) / 10000.0 - 1.0),
+                        type);
     d.ref.resize(d.s.y_elems);
     convt3d_reference(&p, d.x.data(), d.w.data(), p.has_bias ? d.b.data() : nullptr,
                       d.ref.data());
@@ -177,8 +202,11 @@ std::vector<float> pack_weights(const problem_data &d, long long ocb, long long 
     return out;
 }
 
-/* Whether y matches the reference; prints the problem if not. */
-bool check(const problem_data &d, const std::vector<float> &y, const char *what)
+/* Whether y matches the reference within tol (relative L2; exact for
+ * small-integer data whose outputs the type holds exactly); prints the
+ * problem if not. */
+bool check(const problem_data &d, const std::vector<float> &y, const char *what,
+           double tol = 1e-5)
 {
     double num = 0, den = 0, most = 0;
     long long unwritten = 0;
@@ -190,7 +218,12 @@ bool check(const problem_data &d, const std::vector<float> &y, const char *what)
         most = fabs(e) > most ? fabs(e) : most;
     }
     const double rel = sqrt(num / (den > 0 ? den : 1));
-    if (unwritten == 0 && (d.ints ? most == 0 : rel <= 1e-5))
+    double biggest = 0;
+    for (float r : d.ref)
+        biggest = fabs(r) > biggest ? fabs(r) : biggest;
+    const double exact_up_to = d.type == CONVT3D_F16 ? 2048 : d.type == CONVT3D_BF16 ? 256 : 1e7;
+    const bool exact = d.ints && biggest <= exact_up_to;
+    if (unwritten == 0 && (exact ? most == 0 : rel <= tol))
         return true;
     /* the descriptor convt3d-bench reads, so the failure can be pasted into it */
     char desc[512];
@@ -268,49 +301,126 @@ int run_phase(int i, const char *force)
 
 /* ---- the implicit-GEMM kernel -------------------------------------------- */
 
-template <int WM, int WN>
+template <int WM, int WN, int MATH, class T>
 void igemm_body(const emu_thread &t)
 {
     const igemm_params &p = *static_cast<const igemm_params *>(t.params);
     for (long long c = 0; c < p.ntiles; c++) {
-        igemm_block<WM, WN>(p, t.smem[t.rank], t.tid, c * p.cs + t.rank);
+        igemm_block<WM, WN, MATH, T>(p, t.smem[t.rank], t.tid, c * p.cs + t.rank);
         ct3d_emulate_cluster_sync(); /* the next cluster reuses the blocks */
     }
 }
 
-int run_igemm(int i)
+typedef void (*emu_body)(const emu_thread &);
+
+template <int MATH, class T>
+emu_body igemm_body_for(igemm_shape t)
 {
-    static const igemm_shape shapes[] = {{2, 4}, {4, 2}, {2, 2}, {4, 1}, {1, 4}, {2, 1}};
-    const problem_data d =
-        make_data(random_problem(40, 40, 3, true, CONVT3D_LAYOUT_NCDHW), i % 2 == 0);
-    const igemm_shape t = shapes[rand_in(0, 5)];
+    if (t.wm == 2 && t.wn == 4)
+        return igemm_body<2, 4, MATH, T>;
+    if (t.wm == 4 && t.wn == 2)
+        return igemm_body<4, 2, MATH, T>;
+    if (t.wm == 4 && t.wn == 1)
+        return igemm_body<4, 1, MATH, T>;
+    if constexpr (MATH == IGEMM_FFMA) {
+        if (t.wm == 2 && t.wn == 2)
+            return igemm_body<2, 2, MATH, T>;
+        if (t.wm == 1 && t.wn == 4)
+            return igemm_body<1, 4, MATH, T>;
+        return igemm_body<2, 1, MATH, T>;
+    }
+    return nullptr;
+}
+
+/* A tensor of the problem's type from its f32 values (exact: they are
+ * values of the type). */
+template <class T>
+std::vector<T> typed(const std::vector<float> &v)
+{
+    std::vector<T> out(v.size());
+    for (size_t i = 0; i < v.size(); i++) {
+        if constexpr (sizeof(T) == sizeof(float))
+            out[i] = v[i];
+        else if constexpr (std::is_same<T, f16_t>::value)
+            out[i].bits = convt3d_f32_to_f16(v[i]);
+        else
+            out[i].bits = convt3d_f32_to_bf16(v[i]);
+    }
+    return out;
+}
+
+template <class T>
+float widen(const T &v)
+{
+    if constexpr (sizeof(T) == sizeof(float))
+        return v;
+    else if constexpr (std::is_same<T, f16_t>::value)
+        return convt3d_f16_to_f32(v.bits);
+    else
+        return convt3d_bf16_to_f32(v.bits);
+}
+
+/* The tolerance of each inner product (relative L2 against the f32
+ * reference on the same data): the contract's, with the output's own
+ * rounding for f16 and bf16. */
+double igemm_tolerance(int math, convt3d_dtype type)
+{
+    if (math == IGEMM_TF32)
+        return 1e-3;
+    if (type == CONVT3D_F16)
+        return 1e-3;
+    if (type == CONVT3D_BF16)
+        return 8e-3;
+    return 1e-5;
+}
+
+template <int MATH, class T>
+int run_igemm_as(int i, convt3d_dtype type)
+{
+    static const igemm_shape shapes[] = {{2, 4}, {4, 2}, {4, 1}, {2, 2}, {1, 4}, {2, 1}};
+    const bool tc = MATH != IGEMM_FFMA;
+    const convt3d_layout layout =
+        tc && rand_in(0, 1) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+    const problem_data d = make_data(random_problem(40, 40, 3, true, layout), i % 2 == 0, type);
+    const igemm_shape t = shapes[rand_in(0, tc ? 2 : 5)];
     const int cs = 1 << rand_in(0, 3);
     igemm_params p;
     size_t smem;
-    if (!igemm_fill(&d.s, t, cs, &p, &smem)) {
+    if (!igemm_fill(&d.s, t, MATH, cs, &p, &smem)) {
         printf("FAILED igemm_fill\n");
         return 1;
     }
-    std::vector<float> w = pack_weights(d, p.ocb, p.nocb), y(d.s.y_elems, NAN);
-    p.x = d.x.data();
+    std::vector<float> w = pack_weights(d, p.ocb, p.nocb);
+    std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
+    std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
+    p.x = x.data();
     p.w = w.data();
-    p.bias = d.p.has_bias ? d.b.data() : nullptr;
+    p.bias = d.p.has_bias ? b.data() : nullptr;
     p.y = y.data();
-    void (*body)(const emu_thread &) = igemm_body<2, 1>;
-    if (t.wm == 2 && t.wn == 4)
-        body = igemm_body<2, 4>;
-    else if (t.wm == 4 && t.wn == 2)
-        body = igemm_body<4, 2>;
-    else if (t.wm == 2 && t.wn == 2)
-        body = igemm_body<2, 2>;
-    else if (t.wm == 4 && t.wn == 1)
-        body = igemm_body<4, 1>;
-    else if (t.wm == 1 && t.wn == 4)
-        body = igemm_body<1, 4>;
-    emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float), body, &p);
-    char what[64];
-    snprintf(what, sizeof what, "igemm %d,%d cs %d", t.wm, t.wn, cs);
-    return check(d, y, what) ? 0 : 1;
+    emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float), igemm_body_for<MATH, T>(t), &p);
+    std::vector<float> yf(y.size());
+    for (size_t e = 0; e < y.size(); e++)
+        yf[e] = widen(y[e]);
+    static const char *const names[] = {"ffma", "tf32", "3xtf32", "exact"};
+    char what[96];
+    snprintf(what, sizeof what, "igemm %s %s %d,%d cs %d", names[MATH], convt3d_dtype_name(type),
+             t.wm, t.wn, cs);
+    return check(d, yf, what, igemm_tolerance(MATH, type)) ? 0 : 1;
+}
+
+/* mode "": the FMA engine on f32; tf32, 3xtf32: the tensor-core engine on
+ * f32; f16, bf16: the tensor-core engine on that data. */
+int run_igemm(int i, const char *mode)
+{
+    if (strcmp(mode, "tf32") == 0)
+        return run_igemm_as<IGEMM_TF32, float>(i, CONVT3D_F32);
+    if (strcmp(mode, "3xtf32") == 0)
+        return run_igemm_as<IGEMM_3XTF32, float>(i, CONVT3D_F32);
+    if (strcmp(mode, "f16") == 0)
+        return run_igemm_as<IGEMM_TC_EXACT, f16_t>(i, CONVT3D_F16);
+    if (strcmp(mode, "bf16") == 0)
+        return run_igemm_as<IGEMM_TC_EXACT, bf16_t>(i, CONVT3D_BF16);
+    return run_igemm_as<IGEMM_FFMA, float>(i, CONVT3D_F32);
 }
 
 } // namespace
@@ -322,10 +432,83 @@ float *ct3d_emulate_cluster_smem(float *ptr, int rank)
     return t_cluster_smem[rank] + (ptr - t_cluster_smem[t_rank]);
 }
 
+/* mma.sync m16n8k8 TF32 as plain loops over its fragment layout
+ * (device.cuh).  A thread queues its MMAs; at the flush every thread of the
+ * block posts its queued fragments, then computes its own four C elements of
+ * each MMA, in order, from the whole warp's.  The hardware reads only the
+ * top 19 bits of each operand (the mask), multiplies exactly and
+ * accumulates in at least fp32 (double here). */
+namespace {
+
+struct queued_mma {
+    float *c;
+    unsigned ab[6];
+};
+thread_local std::vector<queued_mma> t_mma_queue;
+constexpr size_t kMmaQueueMax = 128; /* per thread and flush: emu_thread.mma_regs */
+
+double tf32_operand(unsigned u)
+{
+    u &= 0xffffe000u;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return (double)f;
+}
+
+} // namespace
+
+void ct3d::ct3d_emulate_mma_tf32(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2],
+                                 int tid)
+{
+    (void)tid;
+    queued_mma q;
+    q.c = c;
+    for (int r = 0; r < 4; r++)
+        q.ab[r] = a[r];
+    q.ab[4] = b[0];
+    q.ab[5] = b[1];
+    if (t_mma_queue.size() >= kMmaQueueMax) {
+        fprintf(stderr, "gpu_emulate: more than %zu MMAs between flushes\n", kMmaQueueMax);
+        abort();
+    }
+    t_mma_queue.push_back(q);
+}
+
+void ct3d::ct3d_emulate_mma_flush(int tid)
+{
+    const size_t nq = t_mma_queue.size(), words = kMmaQueueMax * 6;
+    unsigned *mine = t_mma_regs + (size_t)tid * words;
+    for (size_t q = 0; q < nq; q++)
+        memcpy(mine + q * 6, t_mma_queue[q].ab, sizeof t_mma_queue[q].ab);
+    ct3d_emulate_sync();
+    const unsigned *warp = t_mma_regs + (size_t)(tid & ~31) * words;
+    const int lane = tid & 31, g = lane >> 2, t = lane & 3;
+    for (size_t q = 0; q < nq; q++) {
+        /* A[r][k]: lane (r % 8) * 4 + k % 4, register (r >= 8) + 2 (k >= 4);
+         * B[k][n]: lane n * 4 + k % 4, register 4 + (k >= 4) */
+        auto A = [&](int r, int k) {
+            return tf32_operand(warp[((r % 8) * 4 + k % 4) * words + q * 6 + (r >= 8) + 2 * (k >= 4)]);
+        };
+        auto B = [&](int k, int n) {
+            return tf32_operand(warp[(n * 4 + k % 4) * words + q * 6 + 4 + (k >= 4)]);
+        };
+        float *c = t_mma_queue[q].c;
+        for (int e = 0; e < 4; e++) {
+            const int r = g + 8 * (e >> 1), n = 2 * t + (e & 1);
+            double sum = 0;
+            for (int k = 0; k < 8; k++)
+                sum += A(r, k) * B(k, n);
+            c[e] = (float)((double)c[e] + sum);
+        }
+    }
+    t_mma_queue.clear();
+    ct3d_emulate_sync(); /* everybody has read the fragments */
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4 || (strcmp(argv[1], "phase") != 0 && strcmp(argv[1], "igemm") != 0)) {
-        fprintf(stderr, "usage: %s phase|igemm COUNT SEED [KERNEL]\n", argv[0]);
+        fprintf(stderr, "usage: %s phase|igemm COUNT SEED [KERNEL|MATH]\n", argv[0]);
         return 2;
     }
     const bool igemm = strcmp(argv[1], "igemm") == 0;
@@ -334,7 +517,7 @@ int main(int argc, char **argv)
     const char *force = argc > 4 ? argv[4] : "";
     int failed = 0, ran = 0;
     for (int i = 0; i < count; i++) {
-        const int r = igemm ? run_igemm(i) : run_phase(i, force);
+        const int r = igemm ? run_igemm(i, force) : run_phase(i, force);
         failed += r > 0;
         ran += r >= 0;
     }

@@ -1,6 +1,7 @@
 /* The API around the computation: device strings and selection, status
  * names, the thread-local last error, version, plan accessors. */
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,33 +278,78 @@ static void test_options_struct_size(void)
     small_free(&c);
 }
 
+/* TF32 and 3XTF32 are taken (and reported by the plan); values that are no
+ * convt3d_math_mode are refused by plan creation and applies alike. */
 static void test_math_modes(void)
 {
     small_case c = small_make(CONVT3D_LAYOUT_NDHWC, 0);
-    const int modes[] = {CONVT3D_MATH_TF32, CONVT3D_MATH_3XTF32, 3, -1, 1000};
-    const char *says[] = {"CONVT3D_MATH_TF32", "CONVT3D_MATH_3XTF32", "math_mode=3",
-                          "math_mode=-1", "math_mode=1000"};
-    for (int i = 0; i < 5; i++) {
+    const int bad[] = {3, -1, 1000};
+    const char *says[] = {"math_mode=3", "math_mode=-1", "math_mode=1000"};
+    for (int i = 0; i < 3; i++) {
         convt3d_plan_options o;
         convt3d_plan_options_init(&o);
-        o.math_mode = (convt3d_math_mode)modes[i];
+        o.math_mode = (convt3d_math_mode)bad[i];
         expect_create_fails(&c, &c.p, &o, CONVT3D_ERR_UNSUPPORTED_MATH_MODE, says[i]);
         CU_ASSERT_EQUAL(convt3d_implementation_applies(convt3d_implementation_name(0), &c.p,
                                                        cpu_dev, &o),
                         CONVT3D_ERR_UNSUPPORTED_MATH_MODE);
     }
-    convt3d_plan_options o;
-    convt3d_plan_options_init(&o);
-    convt3d_plan *plan = NULL;
-    CU_ASSERT_EQUAL_FATAL(convt3d_plan_create_ex(&plan, &c.p, cpu_dev, c.w, c.b, &o),
-                          CONVT3D_SUCCESS);
-    CU_ASSERT_EQUAL(convt3d_plan_math_mode(plan), CONVT3D_MATH_F32);
-    convt3d_plan_destroy(plan);
+    const convt3d_math_mode good[] = {CONVT3D_MATH_F32, CONVT3D_MATH_TF32, CONVT3D_MATH_3XTF32};
+    for (int i = 0; i < 3; i++) {
+        convt3d_plan_options o;
+        convt3d_plan_options_init(&o);
+        o.math_mode = good[i];
+        convt3d_plan *plan = NULL;
+        CU_ASSERT_EQUAL_FATAL(convt3d_plan_create_ex(&plan, &c.p, cpu_dev, c.w, c.b, &o),
+                              CONVT3D_SUCCESS);
+        CU_ASSERT_EQUAL(convt3d_plan_math_mode(plan), good[i]);
+        CU_ASSERT_EQUAL(convt3d_execute(plan, c.x, c.y), CONVT3D_SUCCESS);
+        CU_ASSERT_EQUAL(count_poison(c.y, c.ny), 0);
+        poison(c.y, c.ny);
+        convt3d_plan_destroy(plan);
+    }
     small_free(&c);
 }
 
-/* f16, bf16 and garbage in each of x, w, bias, y: refused by validate,
- * plan_create, forward and reference alike, y unwritten. */
+/* The public type helpers: names, sizes, and conversions that round to
+ * nearest even, overflow to infinity and keep NaN, refusing bad input. */
+static void test_convert(void)
+{
+    CU_ASSERT_STRING_EQUAL(convt3d_dtype_name(CONVT3D_F16), "f16");
+    CU_ASSERT_STRING_EQUAL(convt3d_dtype_name(CONVT3D_BF16), "bf16");
+    CU_ASSERT_STRING_EQUAL(convt3d_dtype_name((convt3d_dtype)9), "unknown");
+    CU_ASSERT_EQUAL(convt3d_dtype_size(CONVT3D_F32), 4);
+    CU_ASSERT_EQUAL(convt3d_dtype_size(CONVT3D_BF16), 2);
+    CU_ASSERT_EQUAL(convt3d_dtype_size((convt3d_dtype)9), 0);
+    /* 1 + 2^-11 is halfway between two f16 values: even (1.0) wins;
+     * 1 + 3 * 2^-11 rounds up to 1 + 2^-9 */
+    const float in[6] = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 65520.0f, -0.0f, NAN, 0x1p-24f};
+    uint16_t h[6];
+    float back[6];
+    CU_ASSERT_EQUAL(convt3d_convert(in, CONVT3D_F32, h, CONVT3D_F16, 6), CONVT3D_SUCCESS);
+    CU_ASSERT_EQUAL(convt3d_convert(h, CONVT3D_F16, back, CONVT3D_F32, 6), CONVT3D_SUCCESS);
+    CU_ASSERT_EQUAL(back[0], 1.0f);
+    CU_ASSERT_EQUAL(back[1], 1.0f + 0x1p-9f);
+    CU_ASSERT(isinf(back[2]));
+    CU_ASSERT_EQUAL(h[3], 0x8000);
+    CU_ASSERT(isnan(back[4]));
+    CU_ASSERT_EQUAL(back[5], 0x1p-24f); /* the smallest subnormal */
+    /* bf16: 1 + 2^-8 halfway -> 1.0; 1 + 3 * 2^-8 -> 1 + 2^-6 */
+    const float bin[2] = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f};
+    CU_ASSERT_EQUAL(convt3d_convert(bin, CONVT3D_F32, h, CONVT3D_BF16, 2), CONVT3D_SUCCESS);
+    CU_ASSERT_EQUAL(convt3d_convert(h, CONVT3D_BF16, back, CONVT3D_F32, 2), CONVT3D_SUCCESS);
+    CU_ASSERT_EQUAL(back[0], 1.0f);
+    CU_ASSERT_EQUAL(back[1], 1.0f + 0x1p-6f);
+    CU_ASSERT_EQUAL(convt3d_convert(NULL, CONVT3D_F32, h, CONVT3D_F16, 1),
+                    CONVT3D_ERR_NULL_POINTER);
+    CU_ASSERT_EQUAL(convt3d_convert(in, CONVT3D_F32, h, CONVT3D_F16, -1), CONVT3D_ERR_BAD_SIZE);
+    CU_ASSERT_EQUAL(convt3d_convert(in, (convt3d_dtype)5, h, CONVT3D_F16, 1),
+                    CONVT3D_ERR_UNSUPPORTED_DATA_TYPE);
+}
+
+/* f16, bf16 (a mix with the other f32 tensors) and garbage in each of x,
+ * w, bias, y: refused by validate, plan_create, forward and reference
+ * alike, y unwritten. */
 static void test_data_types(void)
 {
     small_case c = small_make(CONVT3D_LAYOUT_NCDHW, 1);
@@ -594,8 +640,9 @@ void register_api_tests(void)
         {"plan owns its weights", test_plan_owns_weights},
         {"plan options: init defaults", test_options_init},
         {"plan options: struct_size (older, newer, garbage)", test_options_struct_size},
-        {"math modes other than F32 refused", test_math_modes},
-        {"data types other than f32 refused, in each tensor", test_data_types},
+        {"math modes: tf32, 3xtf32 taken, garbage refused", test_math_modes},
+        {"data types: mixed or garbage refused, in each tensor", test_data_types},
+        {"data types: names, sizes, conversions", test_convert},
         {"set_output_size: PyTorch's range, untouched on error", test_set_output_size},
         {"implementation list: names, devices, bounds", test_implementation_list},
         {"forcing: unknown names, other device, no fallback", test_forcing_errors},

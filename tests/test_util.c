@@ -171,14 +171,14 @@ const char *gpu_skip_reason(void)
     return NULL;
 }
 
-/* Copies n floats to the GPU (DEVICE_POINTERS mode); NULL on failure. */
-static float *to_device(const float *h, int64_t n)
+/* Copies n bytes to the GPU (DEVICE_POINTERS mode); NULL on failure. */
+static void *to_device(const void *h, size_t n)
 {
 #if CONVT3D_HAVE_CUDA
     void *d = NULL;
-    if (cudaMalloc(&d, (size_t)(n ? n : 1) * sizeof(float)) != cudaSuccess)
+    if (cudaMalloc(&d, n ? n : 1) != cudaSuccess)
         return NULL;
-    if (h && cudaMemcpy(d, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) {
+    if (h && cudaMemcpy(d, h, n, cudaMemcpyHostToDevice) != cudaSuccess) {
         cudaFree(d);
         return NULL;
     }
@@ -190,10 +190,10 @@ static float *to_device(const float *h, int64_t n)
 #endif
 }
 
-static int from_device(float *h, const float *d, int64_t n)
+static int from_device(void *h, const void *d, size_t n)
 {
 #if CONVT3D_HAVE_CUDA
-    return cudaMemcpy(h, d, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess;
+    return cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost) == cudaSuccess;
 #else
     (void)h;
     (void)d;
@@ -202,7 +202,7 @@ static int from_device(float *h, const float *d, int64_t n)
 #endif
 }
 
-static void device_free(float *d)
+static void device_free(void *d)
 {
 #if CONVT3D_HAVE_CUDA
     cudaFree(d);
@@ -211,61 +211,63 @@ static void device_free(float *d)
 #endif
 }
 
-/* plan_create_ex (forcing impl) + execute + destroy; the plan must report
- * impl as its kernel. */
-static convt3d_status run_forced(const convt3d_problem *p, convt3d_device dev, const char *impl,
-                                 const void *x, const void *w, const void *b, void *y, char *why,
-                                 size_t why_size)
+/* plan_create_ex (forcing impl unless NULL, in math mode math) + execute +
+ * destroy; a forced plan must report impl as its kernel. */
+static convt3d_status run_plan(const convt3d_problem *p, convt3d_device dev, const char *impl,
+                               convt3d_math_mode math, const void *x, const void *w,
+                               const void *b, void *y, char *why, size_t why_size)
 {
     convt3d_plan_options opt;
     convt3d_plan_options_init(&opt);
     opt.implementation = impl;
+    opt.math_mode = math;
     convt3d_plan *plan = NULL;
     convt3d_status st = convt3d_plan_create_ex(&plan, p, dev, w, b, &opt);
     if (st != CONVT3D_SUCCESS) {
-        snprintf(why, why_size, "plan_create_ex forcing %s: %s: %s", impl,
+        snprintf(why, why_size, "plan_create_ex forcing %s: %s: %s", impl ? impl : "nothing",
                  convt3d_status_string(st), convt3d_last_error());
         return st;
     }
     const char *name = convt3d_plan_kernel_name(plan);
-    if (!name || strcmp(name, impl) != 0) {
+    if (impl && (!name || strcmp(name, impl) != 0)) {
         snprintf(why, why_size, "forced %s, but the plan runs %s", impl, name ? name : "(null)");
         convt3d_plan_destroy(plan);
         return CONVT3D_ERR_INTERNAL;
     }
     st = convt3d_execute(plan, x, y);
     if (st != CONVT3D_SUCCESS)
-        snprintf(why, why_size, "execute on %s: %s: %s", impl, convt3d_status_string(st),
+        snprintf(why, why_size, "execute on %s: %s: %s", name, convt3d_status_string(st),
                  convt3d_last_error());
     convt3d_plan_destroy(plan);
     return st;
 }
 
-/* One run on the backend: poisoned output, host or device pointers; impl
- * forced when not NULL. */
+/* One run on the backend, host or device pointers (the caller poisoned y);
+ * impl forced when not NULL.  Tensors of the problem's type: nx, nw, ny
+ * elements (bias: out_channels) of esize bytes. */
 static convt3d_status run_backend(const convt3d_problem *p, convt3d_device dev, pointer_mode mode,
-                                  const char *impl, const float *x, const float *w,
-                                  const float *b, float *y, int64_t nx, int64_t nw, int64_t ny,
-                                  char *why, size_t why_size)
+                                  const char *impl, convt3d_math_mode math, const void *x,
+                                  const void *w, const void *b, void *y, int64_t nx, int64_t nw,
+                                  int64_t ny, size_t esize, char *why, size_t why_size)
 {
-    poison(y, ny);
     if (mode == HOST_POINTERS) {
-        if (impl)
-            return run_forced(p, dev, impl, x, w, b, y, why, why_size);
+        if (impl || math != CONVT3D_MATH_F32)
+            return run_plan(p, dev, impl, math, x, w, b, y, why, why_size);
         convt3d_status st = convt3d_forward(p, dev, x, w, b, y);
         if (st != CONVT3D_SUCCESS)
             snprintf(why, why_size, "%s: %s", convt3d_status_string(st), convt3d_last_error());
         return st;
     }
-    float *dx = to_device(x, nx), *dw = to_device(w, nw), *dy = to_device(y, ny);
-    float *db = p->has_bias ? to_device(b, p->out_channels) : NULL;
+    void *dx = to_device(x, (size_t)nx * esize), *dw = to_device(w, (size_t)nw * esize);
+    void *dy = to_device(y, (size_t)ny * esize);
+    void *db = p->has_bias ? to_device(b, (size_t)p->out_channels * esize) : NULL;
     convt3d_status st = CONVT3D_ERR_CUDA;
     if (dx && dw && dy && (db || !p->has_bias)) {
-        if (impl)
-            st = run_forced(p, dev, impl, dx, dw, db, dy, why, why_size);
+        if (impl || math != CONVT3D_MATH_F32)
+            st = run_plan(p, dev, impl, math, dx, dw, db, dy, why, why_size);
         else if ((st = convt3d_forward(p, dev, dx, dw, db, dy)) != CONVT3D_SUCCESS)
             snprintf(why, why_size, "%s: %s", convt3d_status_string(st), convt3d_last_error());
-        if (st == CONVT3D_SUCCESS && !from_device(y, dy, ny)) {
+        if (st == CONVT3D_SUCCESS && !from_device(y, dy, (size_t)ny * esize)) {
             st = CONVT3D_ERR_CUDA;
             snprintf(why, why_size, "copying y back failed");
         }
@@ -314,6 +316,68 @@ check_result check_backend(const convt3d_problem *p, convt3d_device dev, uint64_
 check_result check_implementation(const convt3d_problem *p, convt3d_device dev, const char *impl,
                                   uint64_t seed, pointer_mode mode, double tol)
 {
+    return check_implementation_math(p, dev, impl, CONVT3D_MATH_F32, seed, mode, tol);
+}
+
+double mode_tolerance(convt3d_dtype type, convt3d_math_mode math, double f32_tol)
+{
+    if (type == CONVT3D_F16)
+        return 1e-3;
+    if (type == CONVT3D_BF16)
+        return 8e-3;
+    if (math == CONVT3D_MATH_TF32)
+        return 1e-3;
+    return f32_tol > 1e-5 ? 1e-5 : f32_tol; /* f32 and 3xtf32: the fp32 contract */
+}
+
+/* The largest integer up to which every integer is exact in the type: the
+ * small-integer pass is bit-exact while every output stays within it. */
+static double exact_integers_up_to(convt3d_dtype type)
+{
+    return type == CONVT3D_F16 ? 2048.0 : type == CONVT3D_BF16 ? 256.0 : 16777216.0;
+}
+
+/* a rounded in place to the type's values (f32: unchanged). */
+static void round_to_type(float *a, int64_t n, convt3d_dtype type)
+{
+    if (type == CONVT3D_F32)
+        return;
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t h;
+        convt3d_convert(&a[i], CONVT3D_F32, &h, type, 1);
+        convt3d_convert(&h, type, &a[i], CONVT3D_F32, 1);
+    }
+}
+
+/* Tensors of the problem's type for the backend: f32 arrays are used as
+ * they are, others converted into new buffers (NULL when out of memory). */
+static void *typed_copy(const float *a, int64_t n, convt3d_dtype type)
+{
+    if (type == CONVT3D_F32)
+        return (void *)a;
+    void *t = malloc((size_t)(n ? n : 1) * convt3d_dtype_size(type));
+    if (t)
+        convt3d_convert(a, CONVT3D_F32, t, type, n);
+    return t;
+}
+
+/* y of the problem's type widened into f32 y; a NaN (unwritten: the
+ * poison of a 16-bit output is all ones, a NaN in f16 and bf16) becomes the
+ * f32 poison so that count_poison() sees it. */
+static void widen_output(const void *ty, float *y, int64_t n, convt3d_dtype type)
+{
+    if (type == CONVT3D_F32)
+        return;
+    convt3d_convert(ty, type, y, CONVT3D_F32, n);
+    for (int64_t i = 0; i < n; i++)
+        if (isnan(y[i]))
+            poison(&y[i], 1);
+}
+
+check_result check_implementation_math(const convt3d_problem *p, convt3d_device dev,
+                                       const char *impl, convt3d_math_mode math, uint64_t seed,
+                                       pointer_mode mode, double tol)
+{
     check_result res = {0};
     if (dev.kind == CONVT3D_DEVICE_CUDA && gpu_skip_reason()) {
         res.skipped = 1;
@@ -326,10 +390,18 @@ check_result check_implementation(const convt3d_problem *p, convt3d_device dev, 
         snprintf(res.message, sizeof res.message, "invalid problem: %s", convt3d_last_error());
         return res;
     }
+    const convt3d_dtype type = p->y_type;
+    const size_t esize = convt3d_dtype_size(type);
+    /* the reference: the f32 problem on the same (type-rounded) values */
+    convt3d_problem pf = *p;
+    pf.x_type = pf.w_type = pf.bias_type = pf.y_type = CONVT3D_F32;
     float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w);
     float *b = malloc((size_t)p->out_channels * sizeof *b);
     float *y = malloc((size_t)ny * sizeof *y), *ref = malloc((size_t)ny * sizeof *ref);
-    if (!x || !w || !b || !y || !ref) {
+    void *ty = type == CONVT3D_F32 ? (void *)y : malloc((size_t)ny * esize);
+    void *tx = NULL, *tw = NULL, *tb = NULL;
+    double exact_diff = 0.0;
+    if (!x || !w || !b || !y || !ref || !ty) {
         snprintf(res.message, sizeof res.message, "test ran out of host memory");
         goto out;
     }
@@ -339,20 +411,51 @@ check_result check_implementation(const convt3d_problem *p, convt3d_device dev, 
         fill(&r, x, nx);
         fill(&r, w, nw);
         fill(&r, b, p->out_channels);
+        round_to_type(x, nx, type);
+        round_to_type(w, nw, type);
+        round_to_type(b, p->out_channels, type);
         poison(ref, ny);
-        if (convt3d_reference(p, x, w, b, ref) != CONVT3D_SUCCESS) {
+        if (convt3d_reference(&pf, x, w, b, ref) != CONVT3D_SUCCESS) {
             snprintf(res.message, sizeof res.message, "reference failed: %s",
                      convt3d_last_error());
             goto out;
         }
-        if (run_backend(p, dev, mode, impl, x, w, b, y, nx, nw, ny, res.message,
-                        sizeof res.message) != CONVT3D_SUCCESS)
+        if (type != CONVT3D_F32) {
+            if (tx != x)
+                free(tx);
+            if (tw != w)
+                free(tw);
+            if (tb != b)
+                free(tb);
+            tx = typed_copy(x, nx, type);
+            tw = typed_copy(w, nw, type);
+            tb = typed_copy(b, p->out_channels, type);
+            if (!tx || !tw || !tb) {
+                snprintf(res.message, sizeof res.message, "test ran out of host memory");
+                goto out;
+            }
+            memset(ty, 0xff, (size_t)ny * esize);
+        } else {
+            tx = x;
+            tw = w;
+            tb = b;
+            poison(y, ny);
+        }
+        if (run_backend(p, dev, mode, impl, math, tx, tw, tb, ty, nx, nw, ny, esize,
+                        res.message, sizeof res.message) != CONVT3D_SUCCESS)
             goto out;
+        widen_output(ty, y, ny, type);
         res.unwritten += count_poison(y, ny);
-        if (pass == 0)
+        if (pass == 0) {
+            /* bit-exact while every output is an integer the type holds */
+            double biggest = 0.0;
+            for (int64_t i = 0; i < ny; i++)
+                biggest = fabs(ref[i]) > biggest ? fabs(ref[i]) : biggest;
             res.exact_diff = max_abs_error(y, ref, ny);
-        else
+            exact_diff = biggest <= exact_integers_up_to(type) ? res.exact_diff : 0.0;
+        } else {
             res.rel_l2 = rel_l2_error(y, ref, ny);
+        }
     }
     /* A result that cancels to near zero has a relative error no fp32 sum
      * can meet; there the error is judged against the size of the summed
@@ -360,14 +463,23 @@ check_result check_implementation(const convt3d_problem *p, convt3d_device dev, 
      * does.  Data of the last pass: x, w, b, y, ref still hold it. */
     res.rel_l2_mag = res.rel_l2;
     if (res.rel_l2 > tol && res.unwritten == 0)
-        res.rel_l2_mag = error_vs_magnitude(p, x, w, b, y, ref, nx, nw, ny);
-    res.ok = res.unwritten == 0 && res.exact_diff == 0.0 && res.rel_l2_mag <= tol;
+        res.rel_l2_mag = error_vs_magnitude(&pf, x, w, b, y, ref, nx, nw, ny);
+    res.ok = res.unwritten == 0 && exact_diff == 0.0 && res.rel_l2_mag <= tol;
     if (!res.ok)
         snprintf(res.message, sizeof res.message,
-                 "unwritten=%lld, small-int max diff=%g (must be 0), rel L2=%.3g, vs the "
-                 "contributions' size %.3g (tol %.1g)",
-                 (long long)res.unwritten, res.exact_diff, res.rel_l2, res.rel_l2_mag, tol);
+                 "%s data, math %d: unwritten=%lld, small-int max diff=%g (must be 0), rel "
+                 "L2=%.3g, vs the contributions' size %.3g (tol %.1g)",
+                 convt3d_dtype_name(type), (int)math, (long long)res.unwritten, exact_diff,
+                 res.rel_l2, res.rel_l2_mag, tol);
 out:
+    if (tx != x)
+        free(tx);
+    if (tw != w)
+        free(tw);
+    if (tb != b)
+        free(tb);
+    if (ty != y)
+        free(ty);
     free(x);
     free(w);
     free(b);
@@ -435,6 +547,16 @@ static convt3d_device device_of(convt3d_device_kind kind)
     return d;
 }
 
+/* The numeric modes the registry harness tries on every implementation:
+ * the default first, then each math mode on f32 data and each half type. */
+static const struct {
+    convt3d_dtype type;
+    convt3d_math_mode math;
+} kModes[] = {{CONVT3D_F32, CONVT3D_MATH_F32},  {CONVT3D_F32, CONVT3D_MATH_TF32},
+              {CONVT3D_F32, CONVT3D_MATH_3XTF32}, {CONVT3D_F16, CONVT3D_MATH_F32},
+              {CONVT3D_BF16, CONVT3D_MATH_F32}};
+#define MODE_COUNT ((int)(sizeof kModes / sizeof kModes[0]))
+
 impl_stats check_registry(convt3d_device_kind kind, const convt3d_problem *problems, int count,
                           uint64_t seed, pointer_mode mode, double tol)
 {
@@ -449,11 +571,19 @@ impl_stats check_registry(convt3d_device_kind kind, const convt3d_problem *probl
         int applied = 0, unavailable = 0;
         char unavailable_why[256] = "", last_why[256] = "";
         for (int j = 0; j < count; j++)
-            for (int variant = 0; variant < 4; variant++) {
+            for (int variant = 0; variant < 4 * MODE_COUNT; variant++) {
+                const int m = variant / 4, v = variant % 4;
+                /* the other modes: both layouts, one with bias (time) */
+                if (m > 0 && v != 0 && v != 3)
+                    continue;
                 convt3d_problem p = problems[j];
-                p.layout = variant & 1 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
-                p.has_bias = variant >> 1;
-                const convt3d_status a = convt3d_implementation_applies(name, &p, dev, NULL);
+                p.layout = v & 1 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+                p.has_bias = v >> 1;
+                p.x_type = p.w_type = p.bias_type = p.y_type = kModes[m].type;
+                convt3d_plan_options opt;
+                convt3d_plan_options_init(&opt);
+                opt.math_mode = kModes[m].math;
+                const convt3d_status a = convt3d_implementation_applies(name, &p, dev, &opt);
                 if (a == CONVT3D_ERR_NOT_APPLICABLE) {
                     snprintf(last_why, sizeof last_why, "%s", convt3d_last_error());
                     continue;
@@ -474,13 +604,16 @@ impl_stats check_registry(convt3d_device_kind kind, const convt3d_problem *probl
                     st.failed++;
                     continue;
                 }
-                const uint64_t s = seed + (uint64_t)(1000003 * i + 4 * j + variant);
-                const check_result res = check_implementation(&p, dev, name, s, mode, tol);
+                const uint64_t s = seed + (uint64_t)(1000003 * i + 4 * MODE_COUNT * j + variant);
+                const check_result res = check_implementation_math(
+                    &p, dev, name, kModes[m].math, s, mode,
+                    mode_tolerance(kModes[m].type, kModes[m].math, tol));
                 applied++;
                 st.checks++;
                 if (!res.ok) {
                     st.failed++;
-                    printf("\n  [%s]", name);
+                    printf("\n  [%s, %s data, math %d]", name, convt3d_dtype_name(kModes[m].type),
+                           (int)kModes[m].math);
                 }
                 assert_check(&res, &p, s);
             }
@@ -494,8 +627,9 @@ impl_stats check_registry(convt3d_device_kind kind, const convt3d_problem *probl
             /* Not tested: this machine lacks its ISA, or the problem list
              * must grow with the registry.  Said, and not counted as run. */
             st.unavailable++;
-            printf("\n  skipped %s: applies to none of the %d problems x 4 variants (%s) ", name,
-                   count, last_why[0] ? last_why : "no reason given");
+            printf("\n  skipped %s: applies to none of the %d problems x 4 variants x %d "
+                   "numeric modes (%s) ",
+                   name, count, MODE_COUNT, last_why[0] ? last_why : "no reason given");
         }
     }
     if (st.checks == 0)

@@ -80,6 +80,18 @@ check_result check_backend(const convt3d_problem *p, convt3d_device device, uint
 check_result check_implementation(const convt3d_problem *p, convt3d_device device,
                                   const char *impl, uint64_t seed, pointer_mode mode, double tol);
 
+/* check_implementation() for problem p's data type (its x, w, bias and y
+ * types, all one) in math mode math: the data are rounded to the type, the
+ * reference is the f32 one on the same values, the small-integer pass is
+ * bit-exact while every output is an integer the type holds exactly, and
+ * the uniform pass is judged with tol (mode_tolerance() gives the mode's). */
+check_result check_implementation_math(const convt3d_problem *p, convt3d_device device,
+                                       const char *impl, convt3d_math_mode math, uint64_t seed,
+                                       pointer_mode mode, double tol);
+/* The contract's tolerance of a mode (relative L2 against float64): f32 and
+ * 3xtf32 min(f32_tol, 1e-5), tf32 1e-3, f16 1e-3, bf16 8e-3. */
+double mode_tolerance(convt3d_dtype type, convt3d_math_mode math, double f32_tol);
+
 /* What check_registry() did. */
 typedef struct impl_stats {
     int implementations; /* of the device kind in this build */
@@ -90,8 +102,10 @@ typedef struct impl_stats {
 
 /* The registry harness: for every implementation of device kind `kind`
  * (convt3d_implementation_count/_device), for each of the problems in both
- * layouts with and without bias where convt3d_implementation_applies()
- * says SUCCESS, runs check_implementation() on device {kind, 0} and
+ * layouts with and without bias (and, in both layouts, in every other
+ * numeric mode: tf32 and 3xtf32 math on f32 data, f16 and bf16 data) where
+ * convt3d_implementation_applies() says SUCCESS, runs
+ * check_implementation_math() with the mode's tolerance on device {kind, 0} and
  * CU_ASSERTs it (assert_check).  NO_CUDA_SUPPORT / NO_DEVICE skip the
  * implementation with the reason printed; an implementation that applies to
  * no problem at all fails, so that a new kernel cannot go untested. */

@@ -1,6 +1,7 @@
 /* The registry of CUDA implementations (registry.h): the table, in the
  * order the automatic walk tries them.  Adding a kernel is its folder and
  * one line here. */
+#include <stdio.h>
 #include <string.h>
 
 #include "registry.h"
@@ -8,6 +9,8 @@
 namespace ct3d {
 
 /* Defined in each family's launch.cu. */
+extern const cuda_impl cuda_tf32_igemm_mma, cuda_3xtf32_igemm_mma, cuda_f16_igemm_mma,
+    cuda_bf16_igemm_mma, cuda_f16_direct_generic, cuda_bf16_direct_generic;
 extern const cuda_impl cuda_f32_dwtile_run8, cuda_f32_dwtile_run8_slotwise, cuda_f32_igemm_8x8,
     cuda_f32_phase_grouped_2x4x8, cuda_f32_phase_grouped_2x4x4, cuda_f32_phase_grouped_1x8x8,
     cuda_f32_phase_grouped_1x8x4, cuda_f32_phase_tiled_2x4x8, cuda_f32_phase_tiled_2x4x4,
@@ -17,6 +20,11 @@ extern const cuda_impl cuda_f32_dwtile_run8, cuda_f32_dwtile_run8_slotwise, cuda
 namespace {
 
 const cuda_impl *const kTable[] = {
+    /* tensor cores: only in the modes and types that ask for them */
+    &cuda_tf32_igemm_mma,   /* igemm/ with mma.sync, inputs rounded to TF32 */
+    &cuda_3xtf32_igemm_mma, /* igemm/ with mma.sync, inputs split in two TF32 parts */
+    &cuda_f16_igemm_mma,    /* igemm/ with mma.sync on f16 data (exact in TF32) */
+    &cuda_bf16_igemm_mma,   /* the same on bf16 data */
     &cuda_f32_dwtile_run8,         /* dwtile/: depthwise NCDHW, one window for every W slot */
     &cuda_f32_dwtile_run8_slotwise, /* dwtile/: the same, slot by slot */
     &cuda_f32_igemm_8x8,           /* igemm/: many channels a group, <= 2 taps a W phase */
@@ -30,6 +38,8 @@ const cuda_impl *const kTable[] = {
     &cuda_f32_phase_tiled_1x8x4,
     &cuda_f32_depthwise_phase_4, /* simple/: depthwise, any stride */
     &cuda_f32_direct_generic,    /* simple/: anything, last */
+    &cuda_f16_direct_generic,    /* simple/: f16 data, anything */
+    &cuda_bf16_direct_generic,   /* simple/: bf16 data, anything */
 };
 constexpr int kCount = (int)(sizeof kTable / sizeof kTable[0]);
 
@@ -48,11 +58,29 @@ void plan_init(cuda_plan *k, const cuda_impl &e)
     k->impl = &e;
 }
 
+bool cuda_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                           char *why, size_t why_size)
+{
+    const unsigned types = e.dtypes ? e.dtypes : kDtypeF32;
+    if (!(types & (1u << s->y_type))) {
+        snprintf(why, why_size, "does not compute %s data", convt3d_dtype_name(s->y_type));
+        return false;
+    }
+    if (e.maths && !(e.maths & (1u << s->math))) {
+        snprintf(why, why_size, "serves the math mode%s %s only, not %s",
+                 (e.maths & (e.maths - 1)) ? "s" : "",
+                 (e.maths & kMathTf32) ? "tf32" : "3xtf32",
+                 s->math == CONVT3D_MATH_F32 ? "f32" : s->math == CONVT3D_MATH_TF32 ? "tf32" : "3xtf32");
+        return false;
+    }
+    return e.applicable(e, s, lim, why, why_size);
+}
+
 bool cuda_impl_plans(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
                      const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
                      size_t why_size)
 {
-    if (!e.applicable(e, s, lim, why, why_size))
+    if (!cuda_entry_applicable(e, s, lim, why, why_size))
         return false;
     plan_init(k, e);
     return e.plan(e, s, lim, ov, mode, k, why, why_size);

@@ -71,7 +71,9 @@ const T *family_params(const cuda_plan &k)
 }
 
 /* The pointers of one execute, device side; extra is the plan's device
- * extras (cuda_impl.extras) or NULL. */
+ * extras (cuda_impl.extras) or NULL.  x, bias and y hold the problem's type
+ * (as float pointers: entries of f16 or bf16 data reinterpret them); w is
+ * the packed weights, f32 whatever the type. */
 struct cuda_args {
     const float *x, *w, *bias;
     float *y;
@@ -108,7 +110,22 @@ struct cuda_impl {
                           cudaStream_t stream);
     /* One line on the plan's tiling. */
     void (*describe)(const cuda_plan &k, char *buf, size_t size);
+    /* The data types (bits 1 << convt3d_dtype) the entry computes; 0: f32. */
+    unsigned dtypes;
+    /* The math modes (bits 1 << convt3d_math_mode) the entry serves; 0: all
+     * of them (an exact FMA kernel is allowed in every mode). */
+    unsigned maths;
 };
+
+constexpr unsigned kDtypeF32 = 1u << CONVT3D_F32, kDtypeF16 = 1u << CONVT3D_F16,
+                   kDtypeBf16 = 1u << CONVT3D_BF16;
+constexpr unsigned kMathAny = 0, kMathTf32 = 1u << CONVT3D_MATH_TF32,
+                   kMath3xTf32 = 1u << CONVT3D_MATH_3XTF32;
+
+/* Whether entry e computes s's data type and serves its math mode, then
+ * e.applicable: the hard predicate every walk and forced plan asks. */
+bool cuda_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                           char *why, size_t why_size);
 
 /* The table, in walk order. */
 int cuda_impl_count(void);

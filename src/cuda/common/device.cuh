@@ -10,6 +10,13 @@
 #include "types.h"
 
 #ifdef CONVT3D_GPU_EMULATE
+#include "halfconv.h"
+#else
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
+
+#ifdef CONVT3D_GPU_EMULATE
 #include <math.h>
 #define CT3D_DEV inline
 #define CT3D_SYNC() ct3d_emulate_sync()
@@ -97,6 +104,95 @@ CT3D_DEV void load_floats(float (&v)[N], const float *src)
         v[4 * c4 + 3] = t.w;
     }
 }
+
+/* ---- elements of f32, f16 and bf16 tensors -------------------------------- */
+
+/* Element i widened to f32 (exact), through the read-only cache. */
+CT3D_DEV float load_elem(const float *p) { return CT3D_LDG(p); }
+#ifdef CONVT3D_GPU_EMULATE
+CT3D_DEV float load_elem(const f16_t *p) { return convt3d_f16_to_f32(p->bits); }
+CT3D_DEV float load_elem(const bf16_t *p) { return convt3d_bf16_to_f32(p->bits); }
+CT3D_DEV void store_elem(f16_t *p, float v) { p->bits = convt3d_f32_to_f16(v); }
+CT3D_DEV void store_elem(bf16_t *p, float v) { p->bits = convt3d_f32_to_bf16(v); }
+#else
+CT3D_DEV float load_elem(const f16_t *p)
+{
+    return __half2float(__ushort_as_half(__ldg(reinterpret_cast<const unsigned short *>(p))));
+}
+CT3D_DEV float load_elem(const bf16_t *p)
+{
+    return __bfloat162float(
+        __ushort_as_bfloat16(__ldg(reinterpret_cast<const unsigned short *>(p))));
+}
+CT3D_DEV void store_elem(f16_t *p, float v) { p->bits = __half_as_ushort(__float2half_rn(v)); }
+CT3D_DEV void store_elem(bf16_t *p, float v)
+{
+    p->bits = __bfloat16_as_ushort(__float2bfloat16_rn(v));
+}
+#endif
+/* v rounded to the element type (to nearest even). */
+CT3D_DEV void store_elem(float *p, float v) { *p = v; }
+
+/* ---- tensor cores: TF32 mma.sync m16n8k8 ----------------------------------- */
+
+/* x rounded to TF32 (10 mantissa bits, to nearest, ties away from zero:
+ * cvt.rna), as the 32-bit pattern the MMA takes. */
+#ifdef CONVT3D_GPU_EMULATE
+CT3D_DEV unsigned to_tf32(float x)
+{
+    unsigned u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) != 0x7f800000u)
+        u = (u + 0x1000u) & 0xffffe000u;
+    return u;
+}
+CT3D_DEV float tf32_value(unsigned u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+CT3D_DEV unsigned f32_bits(float x)
+{
+    unsigned u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+/* The emulator (tests/gpu_emulate.cc) queues a thread's MMAs and carries
+ * them out at mma_flush(), which every thread of the block calls in step:
+ * there the warp's fragments are exchanged (one barrier pair for a whole
+ * step instead of one per MMA). */
+void ct3d_emulate_mma_tf32(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2],
+                           int tid);
+void ct3d_emulate_mma_flush(int tid);
+CT3D_DEV void mma_tf32(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2], int tid)
+{
+    ct3d_emulate_mma_tf32(c, a, b, tid);
+}
+CT3D_DEV void mma_flush(int tid) { ct3d_emulate_mma_flush(tid); }
+#else
+CT3D_DEV unsigned to_tf32(float x)
+{
+    unsigned u;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(u) : "f"(x));
+    return u;
+}
+CT3D_DEV float tf32_value(unsigned u) { return __uint_as_float(u); }
+CT3D_DEV unsigned f32_bits(float x) { return __float_as_uint(x); }
+/* c += A (16 x 8, row) B (8 x 8, col), fp32 accumulation.  Lane l (group
+ * g = l / 4, t = l % 4) holds a = A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4];
+ * b = B[t][g], B[t+4][g]; c = C[g][2t], C[g][2t+1], C[g+8][2t], C[g+8][2t+1]. */
+CT3D_DEV void mma_tf32(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2], int tid)
+{
+    (void)tid;
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+/* Every MMA issued so far has its result in c (the emulator's sync point). */
+CT3D_DEV void mma_flush(int tid) { (void)tid; }
+#endif
 
 /* n / f.d for n < 2^31 (fdiv in gpu_kernels.h). */
 CT3D_DEV unsigned fdiv_q(const fdiv &f, unsigned n)

@@ -40,6 +40,15 @@ struct fdiv {
     unsigned d, m, s;
 };
 
+/* 16-bit storage types of f16 and bf16 tensors (the bits; kernels widen
+ * them to f32 on load and round on store: common/device.cuh). */
+struct f16_t {
+    unsigned short bits;
+};
+struct bf16_t {
+    unsigned short bits;
+};
+
 } // namespace ct3d
 
 #endif

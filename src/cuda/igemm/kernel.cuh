@@ -31,11 +31,16 @@ float *ct3d_emulate_cluster_smem(float *smem, int rank);
 
 namespace ct3d {
 
-template <int WM, int WN>
+template <int WM, int WN, int MATH = IGEMM_FFMA>
 struct igemm_cfg {
     static constexpr int BM = 64 * WM, BN = 32 * WN, NT = 32 * WM * WN;
     static constexpr int BK = kIgemmBK, STAGES = 3;
-    static constexpr int STAGE = BK * (BM + BN); /* floats of one K step */
+    /* Row pitches of As and Bs.  The FMA step reads rows with float4 loads
+     * (no padding); the MMA fragments read rows k..k+3 at 8 consecutive
+     * columns, which a pitch of 8 (mod 32) spreads over all 32 banks. */
+    static constexpr int PAD = MATH == IGEMM_FFMA ? 0 : 8;
+    static constexpr int AP = BM + PAD, BP = BN + PAD;
+    static constexpr int STAGE = BK * (AP + BP); /* floats of one K step */
     static constexpr int CPITCH = BM + 4;        /* the output tile, [BN][CPITCH] */
     static constexpr int SMEM = STAGES * STAGE > BN * CPITCH ? STAGES * STAGE : BN * CPITCH;
     /* A thread's positions (MS of them, NT apart) and rows: rows tid / BM +
@@ -190,23 +195,30 @@ CT3D_DEV void igemm_cursor_next(const igemm_params &p, const igemm_tile &tl,
     igemm_cursor_tap(p, tl, pos, row0, c);
 }
 
-/* Copies the K step at cursor c into stage buffer buf: As[BK][BM] (the
- * thread's positions, rows row0 + j RS) and Bs[BK][BN]. */
-template <int WM, int WN>
+/* Copies the K step at cursor c into stage buffer buf: As[BK][AP] (the
+ * thread's positions, rows row0 + j RS) and Bs[BK][BP].  f32 inputs go by
+ * cp.async; f16 and bf16 ones are widened on the way (cp.async cannot
+ * convert), so their copies wait for the load. */
+template <int WM, int WN, int MATH, class T>
 CT3D_DEV void igemm_load_step(const igemm_params &p, const igemm_cursor<igemm_cfg<WM, WN>::MS> &c,
                               float *buf, int tid)
 {
-    using C = igemm_cfg<WM, WN>;
-    float *as = buf, *bs = buf + C::BK * C::BM;
+    using C = igemm_cfg<WM, WN, MATH>;
+    float *as = buf, *bs = buf + C::BK * C::AP;
+    const T *x = static_cast<const T *>(p.x);
     const int row0 = tid / C::BM, col = tid - row0 * C::BM;
     CT3D_UNROLL
     for (int s = 0; s < C::MS; s++) {
-        const float *src = p.x + c.aoff[s];
+        const T *src = x + c.aoff[s];
         CT3D_UNROLL
         for (int j = 0; j < C::BK / C::RS; j++) {
             const int kk = row0 + j * C::RS;
             const bool ok = c.ain[s] && c.ic0 + kk < p.cig;
-            copy4(as + kk * C::BM + col + s * C::NT, ok ? src : p.x, ok);
+            float *dst = as + kk * C::AP + col + s * C::NT;
+            if constexpr (sizeof(T) == sizeof(float))
+                copy4(dst, reinterpret_cast<const float *>(ok ? src : x), ok);
+            else
+                *dst = ok ? load_elem(src) : 0.0f;
             src += (long long)C::RS * p.xs[1];
         }
     }
@@ -219,7 +231,7 @@ CT3D_DEV void igemm_load_step(const igemm_params &p, const igemm_cursor<igemm_cf
             break;
         const int kk = e / (C::BN / 4), c4 = e - kk * (C::BN / 4);
         const bool ok = c.ic0 + kk < p.cig;
-        copy16(bs + kk * C::BN + 4 * c4, ok ? wsrc + kk * wrow + 4 * c4 : p.w, ok);
+        copy16(bs + kk * C::BP + 4 * c4, ok ? wsrc + kk * wrow + 4 * c4 : p.w, ok);
     }
 }
 
@@ -272,15 +284,100 @@ CT3D_DEV void igemm_mma_step(float (&acc)[8][8], const float *buf, int am, int b
     }
 }
 
+/* The tensor-core step: a warp's 64 x 32 tile is 4 x 4 MMA tiles of
+ * 16 x 8; acc[mt][nt] holds MMA tile (mt, nt) in mma_tf32's C layout.
+ * Fragments come from shared memory as TF32 patterns: rounded (TF32), split
+ * into a big and a small part, the small ones multiplied first so that
+ * their products are not lost against the big one's (3XTF32), or taken as
+ * they are (TC_EXACT: the values are TF32 values already). */
+template <int MATH>
+CT3D_DEV void tc_operand(float v, unsigned &big, unsigned &small)
+{
+    if constexpr (MATH == IGEMM_TC_EXACT) {
+        big = f32_bits(v);
+        small = 0;
+    } else {
+        big = to_tf32(v);
+        small = MATH == IGEMM_3XTF32 ? to_tf32(v - tf32_value(big)) : 0u;
+    }
+}
+
+template <int WM, int WN, int MATH>
+CT3D_DEV void igemm_tc_step(float (&acc)[4][4][4], const float *buf, int tid)
+{
+    using C = igemm_cfg<WM, WN, MATH>;
+    const int warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const float *as = buf + (warp % WM) * 64 + gid;
+    const float *bs = buf + C::BK * C::AP + (warp / WM) * 32 + gid;
+    CT3D_UNROLL
+    for (int k8 = 0; k8 < C::BK; k8 += 8) {
+        const float *ar = as + (k8 + tig) * C::AP, *br = bs + (k8 + tig) * C::BP;
+        unsigned bb[4][2], bsm[4][2];
+        CT3D_UNROLL
+        for (int nt = 0; nt < 4; nt++) {
+            tc_operand<MATH>(br[nt * 8], bb[nt][0], bsm[nt][0]);
+            tc_operand<MATH>(br[4 * C::BP + nt * 8], bb[nt][1], bsm[nt][1]);
+        }
+        CT3D_UNROLL
+        for (int mt = 0; mt < 4; mt++) {
+            unsigned ab[4], asm_[4];
+            tc_operand<MATH>(ar[mt * 16], ab[0], asm_[0]);
+            tc_operand<MATH>(ar[mt * 16 + 8], ab[1], asm_[1]);
+            tc_operand<MATH>(ar[4 * C::AP + mt * 16], ab[2], asm_[2]);
+            tc_operand<MATH>(ar[4 * C::AP + mt * 16 + 8], ab[3], asm_[3]);
+            CT3D_UNROLL
+            for (int nt = 0; nt < 4; nt++) {
+                if constexpr (MATH == IGEMM_3XTF32) {
+                    mma_tf32(acc[mt][nt], asm_, bb[nt], tid);
+                    mma_tf32(acc[mt][nt], ab, bsm[nt], tid);
+                }
+                mma_tf32(acc[mt][nt], ab, bb[nt], tid);
+            }
+        }
+    }
+    mma_flush(tid);
+}
+
+/* One K step into the accumulators: FMA or tensor cores (by their shape). */
+template <int WM, int WN, int MATH>
+CT3D_DEV void igemm_step(float (&acc)[8][8], const float *buf, int tid)
+{
+    const igemm_frag fr = igemm_frag_of<WM>(tid);
+    igemm_mma_step<WM, WN>(acc, buf, fr.am, fr.bn);
+}
+template <int WM, int WN, int MATH>
+CT3D_DEV void igemm_step(float (&acc)[4][4][4], const float *buf, int tid)
+{
+    igemm_tc_step<WM, WN, MATH>(acc, buf, tid);
+}
+
+/* The accumulators of a thread: 8 x 8 for the FMA step, 4 x 4 MMA tiles of 4. */
+template <int MATH>
+struct igemm_acc {
+    typedef float type[4][4][4];
+};
+template <>
+struct igemm_acc<IGEMM_FFMA> {
+    typedef float type[8][8];
+};
+
+template <class A>
+CT3D_DEV void igemm_zero(A &acc)
+{
+    float *a = reinterpret_cast<float *>(&acc);
+    CT3D_UNROLL
+    for (int i = 0; i < (int)(sizeof acc / sizeof(float)); i++)
+        a[i] = 0.0f;
+}
+
 /* The tile's K steps [s0, s1) through the pipeline (every thread of the
  * block calls it; it synchronises). */
-template <int WM, int WN>
+template <int WM, int WN, int MATH, class T, class A>
 CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
                                const igemm_pos (&pos)[igemm_cfg<WM, WN>::MS], float *smem,
-                               int tid, int s0, int s1, float (&acc)[8][8])
+                               int tid, int s0, int s1, A &acc)
 {
-    using C = igemm_cfg<WM, WN>;
-    const igemm_frag fr = igemm_frag_of<WM>(tid);
+    using C = igemm_cfg<WM, WN, MATH>;
     const int row0 = tid / C::BM;
     const int n = s1 - s0;
     if (n <= 0)
@@ -289,7 +386,7 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
     CT3D_UNROLL
     for (int s = 0; s < C::STAGES - 1; s++) {
         if (s < n) {
-            igemm_load_step<WM, WN>(p, cur, smem + s * C::STAGE, tid);
+            igemm_load_step<WM, WN, MATH, T>(p, cur, smem + s * C::STAGE, tid);
             igemm_cursor_next(p, tl, pos, row0, cur);
         }
         copy_commit();
@@ -299,11 +396,11 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
         CT3D_SYNC(); /* step it has landed for every thread; step it - 1's buffer is free */
         const int next = it + C::STAGES - 1;
         if (next < n) {
-            igemm_load_step<WM, WN>(p, cur, smem + (next % C::STAGES) * C::STAGE, tid);
+            igemm_load_step<WM, WN, MATH, T>(p, cur, smem + (next % C::STAGES) * C::STAGE, tid);
             igemm_cursor_next(p, tl, pos, row0, cur);
         }
         copy_commit();
-        igemm_mma_step<WM, WN>(acc, smem + (it % C::STAGES) * C::STAGE, fr.am, fr.bn);
+        igemm_step<WM, WN, MATH>(acc, smem + (it % C::STAGES) * C::STAGE, tid);
     }
     copy_wait_groups<0>();
 }
@@ -331,10 +428,29 @@ CT3D_DEV void igemm_spill_tile(const float (&acc)[8][8], float *cs, int tid)
     }
 }
 
+/* The same for the tensor-core accumulators (mma_tf32's C layout): lanes
+ * of a group write channels 2t, 2t + 1 of 8 positions, which a pitch of
+ * BM + 4 puts in distinct banks. */
+template <int WM, int WN>
+CT3D_DEV void igemm_spill_tile(const float (&acc)[4][4][4], float *cs, int tid)
+{
+    using C = igemm_cfg<WM, WN>;
+    const int warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int m0 = (warp % WM) * 64 + gid, n0 = (warp / WM) * 32 + 2 * tig;
+    CT3D_UNROLL
+    for (int mt = 0; mt < 4; mt++)
+        CT3D_UNROLL
+        for (int nt = 0; nt < 4; nt++)
+            CT3D_UNROLL
+            for (int c = 0; c < 4; c++)
+                cs[(n0 + nt * 8 + (c & 1)) * C::CPITCH + m0 + mt * 16 + (c >> 1) * 8] =
+                    acc[mt][nt][c];
+}
+
 /* The block's part of the output: rows (channels) j*RS + tid/BM for j = rank,
  * rank + cs, ..; each element the cluster's partial tiles summed in rank
  * order, plus bias.  A warp's stores cover consecutive positions. */
-template <int WM, int WN>
+template <int WM, int WN, class T>
 CT3D_DEV void igemm_store(const igemm_params &p, const igemm_tile &tl,
                           const igemm_pos (&pos)[igemm_cfg<WM, WN>::MS], float *cs, int tid,
                           int rank)
@@ -346,7 +462,9 @@ CT3D_DEV void igemm_store(const igemm_params &p, const igemm_tile &tl,
         const int oc = tl.ob * C::BN + ch;
         if (oc >= p.cog)
             break;
-        const float bv = p.bias ? CT3D_LDG(p.bias + (long long)tl.g * p.cog + oc) : 0.0f;
+        const float bv =
+            p.bias ? load_elem(static_cast<const T *>(p.bias) + (long long)tl.g * p.cog + oc)
+                   : 0.0f;
         CT3D_UNROLL
         for (int s = 0; s < C::MS; s++) {
             if (!pos[s].valid)
@@ -358,24 +476,20 @@ CT3D_DEV void igemm_store(const igemm_params &p, const igemm_tile &tl,
                 for (int q = 1; q < p.cs; q++)
                     v += CT3D_CLUSTER_SMEM(cs, q)[at];
             }
-            p.y[pos[s].yoff + (long long)oc * p.ys[1]] = v + bv;
+            store_elem(static_cast<T *>(p.y) + pos[s].yoff + (long long)oc * p.ys[1], v + bv);
         }
     }
 }
 
-template <int WM, int WN>
+template <int WM, int WN, int MATH = IGEMM_FFMA, class T = float>
 CT3D_DEV void igemm_block(const igemm_params &p, float *smem, int tid, long long vb)
 {
-    using C = igemm_cfg<WM, WN>;
+    using C = igemm_cfg<WM, WN, MATH>;
     const long long t = vb / p.cs;
     const int rank = (int)(vb - t * p.cs);
     const igemm_tile tl = igemm_tile_of(p, t, C::BM);
-    float acc[8][8];
-    CT3D_UNROLL
-    for (int i = 0; i < 8; i++)
-        CT3D_UNROLL
-        for (int j = 0; j < 8; j++)
-            acc[i][j] = 0.0f;
+    typename igemm_acc<MATH>::type acc;
+    igemm_zero(acc);
     igemm_pos pos[C::MS];
     const int col = tid % C::BM;
     CT3D_UNROLL
@@ -385,7 +499,7 @@ CT3D_DEV void igemm_block(const igemm_params &p, float *smem, int tid, long long
         const int steps = tl.taps[0] * tl.taps[1] * tl.taps[2] * p.kchunks;
         const int s0 = (int)((long long)steps * rank / p.cs);
         const int s1 = (int)((long long)steps * (rank + 1) / p.cs);
-        igemm_accumulate<WM, WN>(p, tl, pos, smem, tid, s0, s1, acc);
+        igemm_accumulate<WM, WN, MATH, T>(p, tl, pos, smem, tid, s0, s1, acc);
     }
     CT3D_SYNC(); /* every thread is done with the pipeline buffers */
     igemm_spill_tile<WM, WN>(acc, smem, tid);
@@ -394,7 +508,7 @@ CT3D_DEV void igemm_block(const igemm_params &p, float *smem, int tid, long long
     else
         CT3D_SYNC();
     if (!tl.empty)
-        igemm_store<WM, WN>(p, tl, pos, smem, tid, rank);
+        igemm_store<WM, WN, T>(p, tl, pos, smem, tid, rank);
     if (p.cs > 1)
         CT3D_CLUSTER_SYNC(); /* no block leaves while another reads its tile */
 }

@@ -12,43 +12,74 @@ namespace {
 
 /* 128 registers a thread: two 256-thread blocks (or four 128-thread ones) a
  * multiprocessor, 64 of them the accumulators. */
-template <int WM, int WN>
+template <int WM, int WN, int MATH, class T>
 __global__ void __launch_bounds__(32 * WM * WN, 16 / (WM * WN)) igemm_kernel(const igemm_params p)
 {
     extern __shared__ __align__(16) float smem[];
     const long long nblocks = p.ntiles * p.cs;
     /* gridDim.x is a multiple of cs: a block keeps its rank in the cluster */
     for (long long vb = blockIdx.x; vb < nblocks; vb += gridDim.x) {
-        igemm_block<WM, WN>(p, smem, threadIdx.x, vb);
+        igemm_block<WM, WN, MATH, T>(p, smem, threadIdx.x, vb);
         __syncthreads(); /* the next tile's copies overwrite shared memory */
     }
 }
 
 typedef void (*igemm_fn)(const igemm_params);
 
-/* The instantiations the planner may pick (igemm_shape_compiled). */
-igemm_fn igemm_kernel_for(igemm_shape t)
+/* The FMA instantiations the planner may pick (igemm_shape_compiled). */
+igemm_fn ffma_kernel_for(igemm_shape t)
 {
+    if (t.wm == 2 && t.wn == 4)
+        return igemm_kernel<2, 4, IGEMM_FFMA, float>;
+    if (t.wm == 4 && t.wn == 2)
+        return igemm_kernel<4, 2, IGEMM_FFMA, float>;
+    if (t.wm == 2 && t.wn == 2)
+        return igemm_kernel<2, 2, IGEMM_FFMA, float>;
+    if (t.wm == 4 && t.wn == 1)
+        return igemm_kernel<4, 1, IGEMM_FFMA, float>;
+    if (t.wm == 1 && t.wn == 4)
+        return igemm_kernel<1, 4, IGEMM_FFMA, float>;
+    if (t.wm == 2 && t.wn == 1)
+        return igemm_kernel<2, 1, IGEMM_FFMA, float>;
+    return nullptr;
+}
+
+/* The tensor-core instantiations of one inner product and data type
+ * (igemm_tc_shape_compiled). */
+template <int MATH, class T>
+igemm_fn tc_kernel_for(igemm_shape t)
+{
+    if (t.wm == 2 && t.wn == 4)
+        return igemm_kernel<2, 4, MATH, T>;
+    if (t.wm == 4 && t.wn == 2)
+        return igemm_kernel<4, 2, MATH, T>;
+    if (t.wm == 4 && t.wn == 1)
+        return igemm_kernel<4, 1, MATH, T>;
+    return nullptr;
+}
+
+igemm_fn igemm_kernel_for(const igemm_plan &ip)
+{
+    const igemm_shape t = ip.t;
+    const convt3d_dtype type = ip.type;
     if (!igemm_shape_compiled(t))
         return nullptr;
-    if (t.wm == 2 && t.wn == 4)
-        return igemm_kernel<2, 4>;
-    if (t.wm == 4 && t.wn == 2)
-        return igemm_kernel<4, 2>;
-    if (t.wm == 2 && t.wn == 2)
-        return igemm_kernel<2, 2>;
-    if (t.wm == 4 && t.wn == 1)
-        return igemm_kernel<4, 1>;
-    if (t.wm == 1 && t.wn == 4)
-        return igemm_kernel<1, 4>;
-    if (t.wm == 2 && t.wn == 1)
-        return igemm_kernel<2, 1>;
+    switch (ip.math) {
+    case IGEMM_FFMA: return type == CONVT3D_F32 ? ffma_kernel_for(t) : nullptr;
+    case IGEMM_TF32: return type == CONVT3D_F32 ? tc_kernel_for<IGEMM_TF32, float>(t) : nullptr;
+    case IGEMM_3XTF32:
+        return type == CONVT3D_F32 ? tc_kernel_for<IGEMM_3XTF32, float>(t) : nullptr;
+    case IGEMM_TC_EXACT:
+        return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_TC_EXACT, f16_t>(t)
+               : type == CONVT3D_BF16 ? tc_kernel_for<IGEMM_TC_EXACT, bf16_t>(t)
+                                      : nullptr;
+    }
     return nullptr;
 }
 
 cudaError_t igemm_prepare(const cuda_plan &k, int smem_optin)
 {
-    const igemm_fn fn = igemm_kernel_for(family_params<igemm_plan>(k)->t);
+    const igemm_fn fn = igemm_kernel_for(*family_params<igemm_plan>(k));
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
     return raise_smem_cap(reinterpret_cast<const void *>(fn), smem_optin);
@@ -57,10 +88,10 @@ cudaError_t igemm_prepare(const cuda_plan &k, int smem_optin)
 cudaError_t igemm_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,
                          cudaStream_t stream)
 {
-    (void)s;
     const igemm_plan &ip = *family_params<igemm_plan>(k);
     const igemm_shape t = ip.t;
-    const igemm_fn fn = igemm_kernel_for(t);
+    (void)s;
+    const igemm_fn fn = igemm_kernel_for(ip);
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
     igemm_params p = ip.p;
@@ -89,11 +120,29 @@ cudaError_t igemm_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_
     return err;
 }
 
+const igemm_variant kTf32 = {IGEMM_TF32}, k3xTf32 = {IGEMM_3XTF32}, kExact = {IGEMM_TC_EXACT};
+
 } // namespace
 
 extern const cuda_impl cuda_f32_igemm_8x8 = {
     "cuda/f32_igemm_8x8", nullptr,      igemm_entry_applicable, igemm_entry_passed_over,
     igemm_entry_plan,     igemm_prepare, nullptr,               igemm_launch,
     igemm_entry_describe};
+extern const cuda_impl cuda_tf32_igemm_mma = {
+    "cuda/tf32_igemm_mma", &kTf32,       igemm_entry_applicable, igemm_entry_passed_over,
+    igemm_entry_plan,      igemm_prepare, nullptr,               igemm_launch,
+    igemm_entry_describe,  kDtypeF32,     kMathTf32};
+extern const cuda_impl cuda_3xtf32_igemm_mma = {
+    "cuda/3xtf32_igemm_mma", &k3xTf32,     igemm_entry_applicable, igemm_entry_passed_over,
+    igemm_entry_plan,        igemm_prepare, nullptr,               igemm_launch,
+    igemm_entry_describe,    kDtypeF32,     kMath3xTf32};
+extern const cuda_impl cuda_f16_igemm_mma = {
+    "cuda/f16_igemm_mma", &kExact,       igemm_entry_applicable, igemm_entry_passed_over,
+    igemm_entry_plan,     igemm_prepare, nullptr,               igemm_launch,
+    igemm_entry_describe, kDtypeF16,     kMathAny};
+extern const cuda_impl cuda_bf16_igemm_mma = {
+    "cuda/bf16_igemm_mma", &kExact,       igemm_entry_applicable, igemm_entry_passed_over,
+    igemm_entry_plan,      igemm_prepare, nullptr,               igemm_launch,
+    igemm_entry_describe,  kDtypeBf16,    kMathAny};
 
 } // namespace ct3d

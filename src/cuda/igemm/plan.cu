@@ -43,9 +43,10 @@ int list_phases(const igemm_params &p, long long nimg, phase_ref *out)
 
 } // namespace
 
-bool igemm_applies(const convt3d_shape *s, char *why, size_t why_size)
+bool igemm_applies(const convt3d_shape *s, int math, char *why, size_t why_size)
 {
-    if (s->layout != CONVT3D_LAYOUT_NCDHW) {
+    /* the tensor-core entries take NDHWC too (correct; not tuned for it) */
+    if (math == IGEMM_FFMA && s->layout != CONVT3D_LAYOUT_NCDHW) {
         snprintf(why, why_size, "NCDHW only");
         return false;
     }
@@ -69,14 +70,21 @@ bool igemm_applies(const convt3d_shape *s, char *why, size_t why_size)
     return true;
 }
 
-size_t igemm_smem_bytes(igemm_shape t)
+size_t igemm_smem_bytes(igemm_shape t, int math)
 {
+    const long long pad = math == IGEMM_FFMA ? 0 : 8; /* igemm_cfg::PAD */
     const long long bm = 64LL * t.wm, bn = 32LL * t.wn;
-    const long long pipe = 3LL * kIgemmBK * (bm + bn), out = bn * (bm + 4);
+    const long long pipe = 3LL * kIgemmBK * (bm + bn + 2 * pad), out = bn * (bm + 4);
     return (size_t)(pipe > out ? pipe : out) * sizeof(float);
 }
 
-bool igemm_fill(const convt3d_shape *s, igemm_shape t, int cs, igemm_params *pp, size_t *smem)
+bool igemm_tc_shape_compiled(igemm_shape t)
+{
+    return (t.wm == 2 && t.wn == 4) || (t.wm == 4 && t.wn == 2) || (t.wm == 4 && t.wn == 1);
+}
+
+bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, int cs, igemm_params *pp,
+                size_t *smem)
 {
     if (cs != 1 && cs != 2 && cs != 4 && cs != 8)
         return false;
@@ -118,7 +126,7 @@ bool igemm_fill(const convt3d_shape *s, igemm_shape t, int cs, igemm_params *pp,
     if (tiles < 1 || tiles > (1LL << 40))
         return false;
     *pp = p;
-    *smem = igemm_smem_bytes(t);
+    *smem = igemm_smem_bytes(t, math);
     return true;
 }
 
@@ -126,21 +134,21 @@ namespace {
 
 /* Blocks of shape t a multiprocessor holds (registers: 128 a thread;
  * shared memory: the block's plus the 1 KB the driver reserves). */
-long long igemm_blocks_per_sm(igemm_shape t, const device_limits &lim)
+long long igemm_blocks_per_sm(igemm_shape t, int math, const device_limits &lim)
 {
     const long long by_regs = 65536 / (32LL * t.wm * t.wn * 128);
-    const long long by_smem = lim.smem_sm / ((long long)igemm_smem_bytes(t) + 1024);
+    const long long by_smem = lim.smem_sm / ((long long)igemm_smem_bytes(t, math) + 1024);
     return by_regs < by_smem ? by_regs : by_smem;
 }
 
 /* The cluster size: the smallest power of two up to 8 whose clusters fill
  * every multiprocessor's block slots, as long as each block keeps at least
  * 8 of the heaviest tile's K steps. */
-int igemm_cluster_size(const igemm_params &p, igemm_shape t, const device_limits &lim)
+int igemm_cluster_size(const igemm_params &p, igemm_shape t, int math, const device_limits &lim)
 {
     /* the heaviest tile's K steps: its class comes first */
     const long long steps = (long long)igemm_phase_taps(p, p.order[0]) * p.kchunks;
-    const long long slots = igemm_blocks_per_sm(t, lim) * lim.num_sms;
+    const long long slots = igemm_blocks_per_sm(t, math, lim) * lim.num_sms;
     int cs = 1;
     while (cs < 8 && p.ntiles * cs < slots && steps / (2 * cs) >= 8)
         cs *= 2;
@@ -155,7 +163,7 @@ int igemm_cluster_size(const igemm_params &p, igemm_shape t, const device_limits
  * the tiles alone would not fill every multiprocessor's block slots, as
  * long as each block keeps several K steps.  CONVT3D_CUDA_IGEMM=wm,wn[,cs]
  * overrides (benchmarking). */
-bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *tile,
+bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *tile, int math,
                 igemm_plan *out, size_t *smem, char *note, size_t note_size)
 {
     igemm_shape t = {s->cog > 64 ? 2 : 4, s->cog > 64 ? 4 : s->cog > 32 ? 2 : 1};
@@ -163,7 +171,8 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
     int cs = 0;
     if (parse_igemm(tile, forced)) {
         const igemm_shape f = {forced[0], forced[1]};
-        if (igemm_shape_compiled(f) && (forced[2] == 0 || forced[2] == 1 || forced[2] == 2 ||
+        if (igemm_shape_compiled(f) && (math == IGEMM_FFMA || igemm_tc_shape_compiled(f)) &&
+            (forced[2] == 0 || forced[2] == 1 || forced[2] == 2 ||
                                         forced[2] == 4 || forced[2] == 8)) {
             t = f;
             cs = forced[2];
@@ -171,17 +180,19 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
             snprintf(note, note_size, "CONVT3D_CUDA_IGEMM=%s does not fit, ignored", tile);
         }
     }
-    if ((long long)igemm_smem_bytes(t) > lim.smem_optin)
+    if ((long long)igemm_smem_bytes(t, math) > lim.smem_optin)
         return false;
     igemm_params p;
-    if (!igemm_fill(s, t, 1, &p, smem))
+    if (!igemm_fill(s, t, math, 1, &p, smem))
         return false;
     if (cs == 0)
-        cs = igemm_cluster_size(p, t, lim);
-    if (cs > 1 && !igemm_fill(s, t, cs, &p, smem))
+        cs = igemm_cluster_size(p, t, math, lim);
+    if (cs > 1 && !igemm_fill(s, t, math, cs, &p, smem))
         return false;
     out->p = p;
     out->t = t;
+    out->math = math;
+    out->type = s->y_type;
     return true;
 }
 
@@ -209,33 +220,52 @@ bool igemm_preferred(const convt3d_shape *s, char *why, size_t why_size)
 
 /* ---- the registry entry's host side ------------------------------------- */
 
+/* The entry's inner product (cuda_impl.variant). */
+int igemm_entry_math(const cuda_impl &e)
+{
+    return e.variant ? static_cast<const igemm_variant *>(e.variant)->math : IGEMM_FFMA;
+}
+
 bool igemm_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
                             char *why, size_t why_size)
 {
-    (void)e;
     (void)lim;
-    return igemm_applies(s, why, why_size);
+    return igemm_applies(s, igemm_entry_math(e), why, why_size);
 }
 
+/* Tensor cores on f32 data pay where both sides of the GEMM have many
+ * channels (the FMA kernels keep depthwise and few-channel problems);
+ * f16 and bf16 data have no FMA kernel of their own but the generic one,
+ * so their entries are never passed over. */
 bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                              const device_limits &lim, const cuda_overrides &ov, char *why,
                              size_t why_size)
 {
-    (void)e;
     (void)lim;
     (void)ov;
-    return !igemm_preferred(s, why, why_size);
+    const int math = igemm_entry_math(e);
+    if (math == IGEMM_FFMA)
+        return !igemm_preferred(s, why, why_size);
+    if (math == IGEMM_TC_EXACT)
+        return false;
+    if (s->cig < 16 || s->cog < 32) {
+        snprintf(why, why_size, "automatically for C_in/G >= 16 and C_out/G >= 32 only "
+                 "(%lld, %lld): the FMA kernels keep fewer channels",
+                 (long long)s->cig, (long long)s->cog);
+        return true;
+    }
+    return false;
 }
 
 bool igemm_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
                       const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
                       size_t why_size)
 {
-    (void)e;
     (void)mode;
     igemm_plan *ip = family_params<igemm_plan>(*k);
     memset(ip, 0, sizeof *ip);
-    if (!plan_igemm(s, lim, ov.igemm, ip, &k->smem_bytes, k->note, sizeof k->note)) {
+    if (!plan_igemm(s, lim, ov.igemm, igemm_entry_math(e), ip, &k->smem_bytes, k->note,
+                    sizeof k->note)) {
         snprintf(why, why_size, "no block shape fits (%lld tiles at most 2^40, %d tap classes)",
                  (long long)1 << 40, kIgemmMaxClasses);
         return false;

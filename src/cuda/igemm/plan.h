@@ -16,19 +16,35 @@ namespace ct3d {
 struct igemm_plan {
     igemm_params p; /* pointers left NULL */
     igemm_shape t;  /* the instantiation */
+    int math;       /* igemm_math */
+    convt3d_dtype type; /* of x, bias and y */
+};
+
+/* What an entry of the family computes (cuda_impl.variant; NULL: the FMA
+ * entry on f32 data). */
+struct igemm_variant {
+    int math; /* igemm_math */
 };
 static_assert(sizeof(igemm_plan) <= kPlanParamBytes, "igemm_plan fits cuda_plan.params");
 
-/* Whether the implicit-GEMM kernel computes problem s (layout, strides,
- * index ranges); why says why not. */
-bool igemm_applies(const convt3d_shape *s, char *why, size_t why_size);
+/* Whether the implicit-GEMM kernel with inner product math computes
+ * problem s (layout, strides, index ranges); why says why not. */
+bool igemm_applies(const convt3d_shape *s, int math, char *why, size_t why_size);
 
-/* Fills *p for warps shape t and cluster size cs (1, 2, 4 or 8) and the
- * block's shared memory; false if it does not fit. */
-bool igemm_fill(const convt3d_shape *s, igemm_shape t, int cs, igemm_params *p, size_t *smem);
+/* The inner product of a registry entry of the family (its variant). */
+int igemm_entry_math(const cuda_impl &e);
 
-/* Shared memory (bytes) a block of shape t needs. */
-size_t igemm_smem_bytes(igemm_shape t);
+/* Fills *p for warps shape t, inner product math and cluster size cs (1, 2,
+ * 4 or 8) and the block's shared memory; false if it does not fit. */
+bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, int cs, igemm_params *p,
+                size_t *smem);
+
+/* Shared memory (bytes) a block of shape t needs with inner product math. */
+size_t igemm_smem_bytes(igemm_shape t, int math);
+
+/* The shapes compiled for the tensor-core inner products (a subset of
+ * igemm_shape_compiled: the ones the planner picks). */
+bool igemm_tc_shape_compiled(igemm_shape t);
 
 /* Whether the implicit-GEMM kernel is the better choice for s (the
  * automatic walk's cost rule); why says why not. */
@@ -36,7 +52,7 @@ bool igemm_preferred(const convt3d_shape *s, char *why, size_t why_size);
 
 /* The kernel's block shape and cluster size (CONVT3D_CUDA_IGEMM override
  * tile, NULL: none) and parameters; false if it does not fit. */
-bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *tile,
+bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *tile, int math,
                 igemm_plan *out, size_t *smem, char *note, size_t note_size);
 
 bool igemm_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,

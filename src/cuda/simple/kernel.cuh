@@ -268,7 +268,10 @@ CT3D_DEV void depthwise32_thread(const simple_params &p, unsigned t)
     store4(y0, acc, valid, p.vec_store, ndhwc ? p.ys[1] : p.ys[4]);
 }
 
-/* One output element; e is its offset in y (layout order). */
+/* One output element; e is its offset in y (layout order).  T: the type of
+ * x, bias and y (f32, f16_t or bf16_t: simple_params holds them as float
+ * pointers, the f32 case); the packed weights are f32. */
+template <class T = float>
 CT3D_DEV void generic_thread(const simple_params &p, long long e)
 {
     long long n, co, od, oh, ow, r = e;
@@ -296,7 +299,7 @@ CT3D_DEV void generic_thread(const simple_params &p, long long e)
     const out_phase pd = phase_at(p, 0, od), ph = phase_at(p, 1, oh), pw = phase_at(p, 2, ow);
     float acc = 0.0f;
     for (long long ic = 0; ic < p.cig; ic++) {
-        const float *xb = p.x + n * p.xs[0] + (g * p.cig + ic) * p.xs[1];
+        const T *xb = reinterpret_cast<const T *>(p.x) + n * p.xs[0] + (g * p.cig + ic) * p.xs[1];
         const float *wb = p.w + (((g * p.nocb + ob) * p.cig + ic) * p.kvol) * p.ocb + oi;
         for (int td = 0; td < pd.taps; td++) {
             const long long id = pd.q - pd.m0 - (long long)td * p.dm[0];
@@ -319,15 +322,15 @@ CT3D_DEV void generic_thread(const simple_params &p, long long e)
                     if (iw >= p.in[2])
                         continue;
                     const long long kw = pw.k0 + (long long)tw * p.kstep[2];
-                    acc = fmaf(CT3D_LDG(xb + id * p.xs[2] + ih * p.xs[3] + iw * p.xs[4]),
+                    acc = fmaf(load_elem(xb + id * p.xs[2] + ih * p.xs[3] + iw * p.xs[4]),
                                CT3D_LDG(wb + ((kd * p.k[1] + kh) * p.k[2] + kw) * p.ocb), acc);
                 }
             }
         }
     }
     if (p.bias)
-        acc += CT3D_LDG(p.bias + co);
-    p.y[e] = acc;
+        acc += load_elem(reinterpret_cast<const T *>(p.bias) + co);
+    store_elem(reinterpret_cast<T *>(p.y) + e, acc);
 }
 
 

@@ -27,11 +27,12 @@ __global__ void __launch_bounds__(256) depthwise32_kernel(const simple_params p,
         depthwise32_thread<MT>(p, t);
 }
 
+template <class T>
 __global__ void __launch_bounds__(256) generic_kernel(const simple_params p)
 {
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < p.y_elems;
          e += (long long)gridDim.x * blockDim.x)
-        generic_thread(p, e);
+        generic_thread<T>(p, e);
 }
 
 /* The phase table on the current device (plan.h). */
@@ -93,7 +94,13 @@ cudaError_t depthwise_launch(const cuda_plan &k, const convt3d_shape *s, const c
 cudaError_t generic_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,
                            cudaStream_t stream)
 {
-    generic_kernel<<<grid_of(k.blocks), k.threads, 0, stream>>>(simple_args(k, s, a));
+    const simple_params p = simple_args(k, s, a);
+    if (s->y_type == CONVT3D_F16)
+        generic_kernel<f16_t><<<grid_of(k.blocks), k.threads, 0, stream>>>(p);
+    else if (s->y_type == CONVT3D_BF16)
+        generic_kernel<bf16_t><<<grid_of(k.blocks), k.threads, 0, stream>>>(p);
+    else
+        generic_kernel<float><<<grid_of(k.blocks), k.threads, 0, stream>>>(p);
     return cudaGetLastError();
 }
 
@@ -107,5 +114,14 @@ extern const cuda_impl cuda_f32_direct_generic = {
     "cuda/f32_direct_generic", nullptr, generic_entry_applicable, nullptr,
     generic_entry_plan,        nullptr, simple_extras,            generic_launch,
     simple_entry_describe};
+/* f16 and bf16 data: the same kernel, widening on load and rounding on store. */
+extern const cuda_impl cuda_f16_direct_generic = {
+    "cuda/f16_direct_generic", nullptr,   generic_entry_applicable, nullptr,
+    generic_entry_plan,        nullptr,   simple_extras,            generic_launch,
+    simple_entry_describe,     kDtypeF16, kMathAny};
+extern const cuda_impl cuda_bf16_direct_generic = {
+    "cuda/bf16_direct_generic", nullptr,    generic_entry_applicable, nullptr,
+    generic_entry_plan,         nullptr,    simple_extras,            generic_launch,
+    simple_entry_describe,      kDtypeBf16, kMathAny};
 
 } // namespace ct3d
