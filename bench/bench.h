@@ -26,6 +26,7 @@ typedef struct bench_settings {
     double tol;      /* verification tolerance, relative L2 */
     int verbose;
     int staged;      /* also time CUDA with host pointers */
+    int host_cost;   /* also measure the host time per execute_on_stream call (CUDA) */
     const char *impl; /* the implementation forced on convt3d, or NULL */
 } bench_settings;
 
@@ -45,6 +46,8 @@ typedef struct impl_result {
     int without_bias; /* timed without the bias (cuDNN backward-data has none) */
     timing_stats time;
     timing_stats staged; /* CUDA with host pointers, when measured */
+    double host_us;      /* host time per execute_on_stream call (--host-cost), 0: not measured */
+    int host_calls;      /* the calls that figure is the median per-call cost of, per round */
     verify_result verify;
 } impl_result;
 

@@ -25,6 +25,7 @@
 #include "data.h"
 #include "gpu_util.h"
 #include "results.h"
+#include "summary.h"
 
 /* --threads for convt3d and oneDNN alike: both run on the same OpenMP
  * runtime, which reads the calling thread's setting. */
@@ -315,7 +316,7 @@ int main(int argc, char **argv)
         return parsed > 0 ? 0 : 2;
     const int threads = setup_threads(&o);
     const int only_calibrate =
-        o.calibrate && !o.n_suites && !o.n_batches && !o.n_descs && !o.have_shape;
+        o.calibrate && !o.n_suites && !o.n_batches && !o.n_descs && !o.have_shape && !o.random_n;
 
     case_list cl = {0};
     if (!only_calibrate && cases_build(&o, &cl)) {
@@ -358,6 +359,7 @@ int main(int argc, char **argv)
     s.tol = o.tol;
     s.verbose = o.verbose;
     s.staged = o.staged || o.verbose;
+    s.host_cost = o.host_cost;
     s.impl = o.impl;
 
     case_result *res = calloc(cl.n ? cl.n : 1, sizeof *res);
@@ -371,6 +373,8 @@ int main(int argc, char **argv)
         report_case(stdout, &res[c], devs, n_dev, o.verbose);
     }
     report_summary(stdout, res, cl.n, devs, n_dev, &o);
+    if (summary_wanted(res, cl.n))
+        summary_print(stdout, res, cl.n, devs, n_dev, 10);
     int status = exit_status(res, cl.n, n_dev);
     if (o.json && json_write(o.json, res, cl.n, devs, n_dev, &o)) {
         fprintf(stderr, "convt3d-bench: could not write --json=%s\n", o.json);

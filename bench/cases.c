@@ -6,6 +6,7 @@
 
 #include "cases.h"
 #include "descriptor.h"
+#include "random_problems.h"
 #include "suite.h"
 
 static bench_case *push(case_list *cl)
@@ -121,11 +122,12 @@ static void short_label(const bench_desc *d, char *buf, size_t size)
 }
 
 static int add_descriptor(const bench_options *o, case_list *cl, const char *text,
-                          const char *origin)
+                          const char *origin, const char *klass)
 {
     bench_case *c = push(cl);
     if (!c)
         return -1;
+    snprintf(c->klass, sizeof c->klass, "%s", klass);
     snprintf(c->text, sizeof c->text, "%s", text);
     snprintf(c->origin, sizeof c->origin, "%s", origin);
     bench_desc d;
@@ -170,39 +172,120 @@ static char *trim(char *s)
     return s;
 }
 
-static int add_batch(const bench_options *o, case_list *cl, const char *path)
+/* The value of a "# WORD: value" directive line, or NULL. */
+static char *directive(char *line, const char *word)
+{
+    if (*line != '#')
+        return NULL;
+    line++;
+    while (*line == ' ' || *line == '\t')
+        line++;
+    const size_t n = strlen(word);
+    if (strncmp(line, word, n) != 0 || line[n] != ':')
+        return NULL;
+    return trim(line + n + 1);
+}
+
+/* path2 as written in the file at path: relative to that file's folder. */
+static void relative_to(const char *path, const char *path2, char *buf, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (path2[0] == '/' || !slash)
+        snprintf(buf, size, "%s", path2);
+    else
+        snprintf(buf, size, "%.*s/%s", (int)(slash - path), path, path2);
+}
+
+enum { MAX_INCLUDE_DEPTH = 4 };
+
+static int add_batch_file(const bench_options *o, case_list *cl, const char *path,
+                          const char *klass, int depth);
+
+/* One line of a batch file: a directive, a comment, or descriptors. */
+static int batch_line(const bench_options *o, case_list *cl, const char *path, int lineno,
+                      char *s, char *klass, size_t klass_size, int depth)
+{
+    char origin[160];
+    const char *v;
+    if ((v = directive(s, "class"))) {
+        snprintf(klass, klass_size, "%s", v);
+        return 0;
+    }
+    if ((v = directive(s, "include"))) {
+        char inc[1024];
+        relative_to(path, v, inc, sizeof inc);
+        if (depth >= MAX_INCLUDE_DEPTH) {
+            fprintf(stderr, "convt3d-bench: %s:%d: includes nested deeper than %d\n", path,
+                    lineno, MAX_INCLUDE_DEPTH);
+            return -1;
+        }
+        return add_batch_file(o, cl, inc, klass, depth + 1);
+    }
+    if (!*s || *s == '#' || strncmp(s, "--", 2) == 0)
+        return 0;
+    /* Several descriptors may share a line; benchdnn options among them
+     * (--dir=..., --dt=...) are not ours and are skipped. */
+    int rc = 0;
+    for (char *save = NULL, *tok = strtok_r(s, " \t", &save); tok && rc == 0;
+         tok = strtok_r(NULL, " \t", &save)) {
+        if (strncmp(tok, "--", 2) == 0)
+            continue;
+        snprintf(origin, sizeof origin, "%s:%d", path, lineno);
+        rc = add_descriptor(o, cl, tok, origin, klass);
+    }
+    return rc;
+}
+
+/* A file starts in the class in force where it is included ("" for a
+ * --batch file); a class it sets lasts to its end only. */
+static int add_batch_file(const bench_options *o, case_list *cl, const char *path,
+                          const char *klass, int depth)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
         perror(path);
-        fprintf(stderr, "convt3d-bench: --batch=%s: cannot read the file\n", path);
+        fprintf(stderr, "convt3d-bench: --batch: cannot read %s\n", path);
         return -1;
     }
-    char line[8192], origin[160];
+    char own[48], line[8192];
+    snprintf(own, sizeof own, "%s", klass);
     int lineno = 0, rc = 0;
     while (rc == 0 && fgets(line, sizeof line, f)) {
         lineno++;
-        char *s = trim(line);
-        if (!*s || *s == '#' || strncmp(s, "--", 2) == 0)
-            continue;
-        /* Several descriptors may share a line; benchdnn options among them
-         * (--dir=..., --dt=...) are not ours and are skipped. */
-        for (char *save = NULL, *tok = strtok_r(s, " \t", &save); tok && rc == 0;
-             tok = strtok_r(NULL, " \t", &save)) {
-            if (strncmp(tok, "--", 2) == 0)
-                continue;
-            snprintf(origin, sizeof origin, "%s:%d", path, lineno);
-            rc = add_descriptor(o, cl, tok, origin);
-        }
+        rc = batch_line(o, cl, path, lineno, trim(line), own, sizeof own, depth);
     }
     fclose(f);
     return rc;
 }
 
+static int add_batch(const bench_options *o, case_list *cl, const char *path)
+{
+    return add_batch_file(o, cl, path, "", 0);
+}
+
+/* --random=N: problems 0..N-1 of --seed, class "random". */
+static int add_random(const bench_options *o, case_list *cl)
+{
+    for (int i = 0; i < o->random_n; i++) {
+        bench_case *c = push(cl);
+        if (!c)
+            return -1;
+        snprintf(c->label, sizeof c->label, "random_%d", i);
+        snprintf(c->origin, sizeof c->origin, "--random, seed %llu, problem %d",
+                 (unsigned long long)o->seed, i);
+        snprintf(c->klass, sizeof c->klass, "random");
+        random_problems_draw(o->seed, (uint64_t)i, &c->problem);
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "\"random_%d\"", i);
+        finish_problem(c, o, quoted);
+    }
+    return 0;
+}
+
 int cases_build(const bench_options *o, case_list *cl)
 {
     memset(cl, 0, sizeof *cl);
-    const int any = o->n_suites || o->n_batches || o->n_descs || o->have_shape;
+    const int any = o->n_suites || o->n_batches || o->n_descs || o->have_shape || o->random_n;
     if (!any && add_suite(o, cl, "all"))
         return -1;
     for (int i = 0; i < o->n_suites; i++)
@@ -224,11 +307,11 @@ int cases_build(const bench_options *o, case_list *cl)
     char origin[64];
     for (int i = 0; i < o->n_descs; i++) {
         snprintf(origin, sizeof origin, "argument %d", i + 1);
-        if (add_descriptor(o, cl, o->descs[i], origin))
+        if (add_descriptor(o, cl, o->descs[i], origin, ""))
             return -1;
     }
     for (int i = 0; i < o->n_batches; i++)
         if (add_batch(o, cl, o->batches[i]))
             return -1;
-    return 0;
+    return add_random(o, cl);
 }

@@ -20,6 +20,7 @@ typedef enum case_kind {
 
 typedef struct bench_case {
     char label[96];      /* suite name, descriptor name, the descriptor itself, or "flags" */
+    char klass[48];      /* "# class: NAME" of a --batch file, "random", or "" */
     char origin[160];    /* "suite", "argument 3", "shapes.txt:12", "flags" */
     char text[1024];     /* the descriptor as given ("" for suite and flags) */
     char canonical[640]; /* a canonical descriptor that reproduces the problem */

@@ -12,7 +12,7 @@ enum {
     OPT_GROUPS, OPT_DILATION, OPT_BIAS, OPT_NO_BIAS, OPT_LAYOUT, OPT_SUITE, OPT_BATCH, OPT_DEVICE,
     OPT_THREADS, OPT_VERIFY, OPT_NO_VERIFY, OPT_VERIFY_GMAC, OPT_TOL, OPT_SEED, OPT_BUDGET,
     OPT_REPS, OPT_WARMUP, OPT_MAX_GFLOP, OPT_NO_BASELINES, OPT_CALIBRATE, OPT_NO_CALIBRATE,
-    OPT_JSON, OPT_STAGED, OPT_LIST, OPT_VERSION, OPT_IMPL, OPT_KERNELS
+    OPT_JSON, OPT_STAGED, OPT_LIST, OPT_VERSION, OPT_IMPL, OPT_KERNELS, OPT_RANDOM, OPT_HOST_COST
 };
 
 static const struct option long_opts[] = {
@@ -31,6 +31,8 @@ static const struct option long_opts[] = {
     {"layout", required_argument, 0, OPT_LAYOUT},
     {"suite", required_argument, 0, OPT_SUITE},
     {"batch", required_argument, 0, OPT_BATCH},
+    {"random", required_argument, 0, OPT_RANDOM},
+    {"host-cost", no_argument, 0, OPT_HOST_COST},
     {"device", required_argument, 0, OPT_DEVICE},
     {"threads", required_argument, 0, OPT_THREADS},
     {"verify", no_argument, 0, OPT_VERIFY},
@@ -69,7 +71,18 @@ void cli_usage(FILE *f)
         "  DESCRIPTOR            oneDNN benchdnn deconvolution descriptor, e.g.\n"
         "                        mb8g4ic32id12ih24iw48oc32od24oh48ow96kd3kh5kw7sd2pd1ph2pw3\n"
         "  --batch=FILE          descriptors from FILE, one or more per line; lines starting\n"
-        "                        with # or -- are ignored\n"
+        "                        with # or -- are ignored, but for two directives:\n"
+        "                        \"# class: NAME\" puts the descriptors after it in class\n"
+        "                        NAME, \"# include: FILE2\" reads FILE2 (relative to FILE)\n"
+        "                        there; with classes the run ends with a summary per class\n"
+        "                        (e.g. --batch=bench/inputs/classes.txt)\n"
+        "  --random=N            N random problems (bench/random_problems.h: batch 1-16,\n"
+        "                        1-256 channels, dense/grouped/depthwise, 4-32 a side,\n"
+        "                        kernels 1-5, strides 1-3, dilation, output padding, both\n"
+        "                        layouts, bias on/off; <= 1.5 GMAC each), drawn from\n"
+        "                        --seed; ends with a summary: share faster, geometric\n"
+        "                        mean and 10th percentile of the speed-up, the slowest\n"
+        "                        ten as descriptors, overall and per kernel chosen\n"
         "  --suite=NAME          a bench suite shape (kernelbench, unet_up_k2s2, k4s2p1,\n"
         "                        k3s2p1op1_wide, depthwise, k3s1p1) or \"all\"\n"
         "  PyTorch-like shape:   --n N --cin C --cout C --in D,H,W --kernel K [--stride S]\n"
@@ -87,13 +100,15 @@ void cli_usage(FILE *f)
         "  --reps=N --warmup=N   fixed timed / extra warm-up runs instead\n"
         "  --max-gflop=X         skip problems of more than X GFLOP (useful MACs x 2)\n"
         "  --no-baselines        time convt3d only\n"
+        "  --host-cost           GPU: also the host time per convt3d_execute_on_stream call\n"
+        "                        (device pointers, calls queued without synchronising)\n"
         "\n"
         "Verification (fresh uniform [-1,1) data; pass: relative L2 error <= --tol):\n"
         "  default               in full when the reference costs <= --verify-gmac (4)\n"
         "                        GMAC, else on one image and the last channels of each\n"
         "                        group (\"sampled\"), else skipped -- printed as such\n"
         "  --verify              always in full      --no-verify   never\n"
-        "  --tol=X (1e-5)  --seed=N (1)  --verify-gmac=X\n"
+        "  --tol=X (1e-5)  --seed=N (1; also the seed of --random)  --verify-gmac=X\n"
         "\n"
         "Floors (\"% of floor\" = max(flops/peak_flops, bytes/peak_bw) / time):\n"
         "  --calibrate           measure the FMA rate and copy bandwidth of each device\n"
@@ -246,6 +261,12 @@ static int apply(bench_options *o, int c, const char *name, const char *arg)
             return bad(name, arg, "too many --batch options");
         o->batches[o->n_batches++] = arg;
         return 0;
+    case OPT_RANDOM:
+        if (parse_i64(name, arg, 1, 1000000, &v))
+            return -1;
+        o->random_n = (int)v;
+        return 0;
+    case OPT_HOST_COST: o->host_cost = 1; return 0;
     case OPT_DEVICE: o->device = arg; return 0;
     case OPT_THREADS:
         if (parse_i64(name, arg, 1, 4096, &v))

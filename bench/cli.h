@@ -17,6 +17,7 @@ typedef struct bench_options {
     int n_batches;
     const char *descs[CLI_MAX_LIST * 4];
     int n_descs;
+    int random_n;            /* --random N: N problems of the random distribution */
     int have_shape;          /* any PyTorch-like shape flag was given */
     unsigned shape_given;    /* which of the required ones (bits: cin cout in kernel) */
     convt3d_problem shape;
@@ -37,6 +38,7 @@ typedef struct bench_options {
     int no_calibrate;
     const char *json;
     int verbose, staged, list;
+    int host_cost;           /* --host-cost: host time per execute_on_stream call (GPU) */
     const char *impl;        /* --kernel=NAME / --impl=NAME: the forced implementation */
     int list_kernels;        /* --kernels */
 } bench_options;

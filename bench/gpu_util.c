@@ -227,6 +227,38 @@ done:
     return rc;
 }
 
+int gpu_host_cost(gpu_enqueue_fn fn, void *ctx, const gpu_bufs *g, int calls, int rounds,
+                  double *us, char *err, size_t err_size)
+{
+    enum { MAX_ROUNDS = 15 };
+    double per_call[MAX_ROUNDS];
+    cudaStream_t s = (cudaStream_t)g->stream;
+    if (rounds > MAX_ROUNDS)
+        rounds = MAX_ROUNDS;
+    CHECK(cudaSetDevice(g->ordinal));
+    for (int r = 0; r < rounds; r++) {
+        /* 50 us a call covers a host far slower than the target */
+        double spin_us = 200.0 + 50.0 * calls;
+        if (spin_us > 20000)
+            spin_us = 20000;
+        if (gpu_spin(s, spin_us)) {
+            snprintf(err, err_size, "launching the spin kernel failed: %s",
+                     cudaGetErrorString(cudaGetLastError()));
+            return -1;
+        }
+        const double t0 = bench_now();
+        for (int i = 0; i < calls; i++)
+            if (fn(ctx, 0, s, err, err_size))
+                return -1;
+        per_call[r] = (bench_now() - t0) / calls * 1e6;
+        CHECK(cudaStreamSynchronize(s));
+    }
+    timing_stats st;
+    timing_summarize(per_call, rounds, &st);
+    *us = st.median_ms; /* the samples were microseconds */
+    return 0;
+}
+
 #else /* !CONVT3D_HAVE_CUDA */
 
 static int no_cuda(char *err, size_t err_size)
@@ -279,6 +311,14 @@ int gpu_time(const timing_cfg *cfg, gpu_enqueue_fn fn, void *ctx, const gpu_bufs
 {
     (void)cfg, (void)fn, (void)ctx, (void)g, (void)first_s;
     out->valid = 0;
+    return no_cuda(err, err_size);
+}
+
+int gpu_host_cost(gpu_enqueue_fn fn, void *ctx, const gpu_bufs *g, int calls, int rounds,
+                  double *us, char *err, size_t err_size)
+{
+    (void)fn, (void)ctx, (void)g, (void)calls, (void)rounds;
+    *us = 0;
     return no_cuda(err, err_size);
 }
 

@@ -57,6 +57,15 @@ typedef int (*gpu_enqueue_fn)(void *ctx, int set, void *stream, char *err, size_
 int gpu_time(const timing_cfg *cfg, gpu_enqueue_fn fn, void *ctx, const gpu_bufs *g,
              double first_s, timing_stats *out, char *err, size_t err_size);
 
+/* The host time of one enqueued run, in microseconds: the GPU held busy
+ * by a spin kernel, `calls` runs of fn queued back to back on set 0 without
+ * synchronising, the wall time divided by calls; the median of `rounds`
+ * (at most 15) rounds.  With the GPU busy and far fewer runs queued than the
+ * launch queue holds, no call waits for the device: the figure is what the
+ * calls cost the host (argument checks, pointer queries, the launch). */
+int gpu_host_cost(gpu_enqueue_fn fn, void *ctx, const gpu_bufs *g, int calls, int rounds,
+                  double *us, char *err, size_t err_size);
+
 /* gpu_kernels.cu: a one-thread kernel that spins for `microseconds`. */
 int gpu_spin(void *stream, double microseconds);
 

@@ -99,6 +99,10 @@ static void impl_json(FILE *f, const case_result *cr, const device_run *d, const
             jnum(f, p);
         else
             fputs("null", f);
+        if (r->host_us > 0) {
+            fputs(", \"host_us_per_call\": ", f);
+            jnum(f, r->host_us);
+        }
         if (r->staged.valid) {
             fputs(", \"staged_time\": ", f);
             stats_json(f, &r->staged);
@@ -153,6 +157,8 @@ static void case_json(FILE *f, const case_result *cr, const device_run *devs, in
     jstr(f, bc->text);
     fputs(", \"descriptor\": ", f);
     jstr(f, bc->canonical);
+    fputs(", \"class\": ", f);
+    jstr(f, bc->klass);
     fprintf(f, ", \"kind\": \"%s\", \"reason\": ", kind_name(bc->kind));
     jstr(f, bc->reason);
     if (bc->kind == CASE_RUN) {

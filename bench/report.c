@@ -151,6 +151,10 @@ static void impl_row(FILE *f, const char *shape, const char *dev, const case_res
         fprintf(f, "%37s MISMATCH: relative L2 error %.3e > tolerance, max abs %.3e, %lld "
                    "non-finite outputs\n",
                 "", r->verify.rel_l2, r->verify.max_abs, (long long)r->verify.nonfinite);
+    if (r->host_us > 0)
+        fprintf(f, "%37s host cost %.2f us per execute_on_stream call (median of 5 rounds of %d "
+                   "calls queued without synchronising)\n",
+                "", r->host_us, r->host_calls);
     if (verbose) {
         fprintf(f, "%37s min %.3f  max %.3f ms, %d timed + %d warm-up runs; %s\n", "",
                 r->time.min_ms, r->time.max_ms, r->time.reps, r->time.warmups,

@@ -1,7 +1,8 @@
 /* convt3d on a CUDA device: one plan, then convt3d_execute_on_stream with
  * device pointers, timed with CUDA events over rotating buffer sets.  With
  * --staged (or --verbose) also the host-pointer call, which stages x and y
- * through device memory: reported separately, never as the GPU time. */
+ * through device memory: reported separately, never as the GPU time.  With
+ * --host-cost also the host time per call. */
 #include <stdio.h>
 
 #include "bench.h"
@@ -31,6 +32,22 @@ static int staged_once(void *ctx)
 {
     const cuda_run *c = ctx;
     return convt3d_execute(c->plan, c->hx, c->hy) != CONVT3D_SUCCESS;
+}
+
+/* --host-cost: enough calls a round that timer resolution does not matter,
+ * few enough that the queued kernels run in about 50 ms. */
+static void measure_host_cost(cuda_run *c, impl_result *r)
+{
+    const double kernel_ms = r->time.median_ms > 0 ? r->time.median_ms : 1;
+    int calls = (int)(50.0 / kernel_ms);
+    calls = calls < 10 ? 10 : calls > 100 ? 100 : calls;
+    char err[512];
+    if (gpu_host_cost(enqueue, c, c->g, calls, 5, &r->host_us, err, sizeof err)) {
+        fprintf(stderr, "convt3d-bench: --host-cost: %s\n", err);
+        r->host_us = 0;
+        return;
+    }
+    r->host_calls = calls;
 }
 
 void run_convt3d_cuda(const bench_problem *bp, gpu_bufs *g, const bench_settings *s,
@@ -68,6 +85,8 @@ void run_convt3d_cuda(const bench_problem *bp, gpu_bufs *g, const bench_settings
         return;
     }
     r->state = IMPL_OK;
+    if (s->host_cost)
+        measure_host_cost(&c, r);
     if (s->staged) {
         /* A shorter budget: this figure is a side note. */
         timing_cfg tc = s->timing;

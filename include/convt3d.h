@@ -301,7 +301,13 @@ CONVT3D_API convt3d_status convt3d_execute(const convt3d_plan *plan, const void 
  * pointers the stream is synchronised before return.  For a CPU plan stream
  * must be NULL.  A plan may be destroyed while its work is still queued:
  * convt3d_plan_destroy() releases device memory with cudaFree, which waits
- * for the device. */
+ * for the device.
+ * CUDA graphs: a call with device pointers and a non-NULL stream only
+ * enqueues kernels (no allocation, copy or synchronisation), so it can be
+ * captured into a CUDA graph (cudaStreamBeginCapture, any capture mode, e.g.
+ * torch.cuda.graph); the graph then reads x and writes y at the captured
+ * addresses and uses the plan's weights, so the plan must outlive every
+ * launch of the graph.  Host pointers or a NULL stream cannot be captured. */
 CONVT3D_API convt3d_status convt3d_execute_on_stream(const convt3d_plan *plan, const void *x,
                                                      void *y, void *stream);
 

@@ -8,7 +8,8 @@
  * checked against what forcing does -- with tilings forced through
  * CONVT3D_CUDA_TILE / CONVT3D_CUDA_IGEMM; the caller's current device kept,
  * several GPUs (cuda:N), concurrent execute on one plan, CUDA error mapping
- * (out of device memory), and, with CONVT3D_TEST_BIG=1, tensors past 2^31
+ * (out of device memory), execute_on_stream captured into a CUDA graph and
+ * replayed, and, with CONVT3D_TEST_BIG=1, tensors past 2^31
  * elements.  Exits 77 (automake: SKIP) in a build without CUDA or on a
  * machine without a CUDA device. */
 #include <math.h>
@@ -719,8 +720,134 @@ static void test_big_tensors(void)
     free(y);
 }
 
+/* ---- CUDA graphs ---------------------------------------------------------- */
+
+/* Copies device y to host y after the stream's work. */
+static int download(float *host, const float *dev, int64_t n, cudaStream_t stream)
+{
+    return cudaStreamSynchronize(stream) == cudaSuccess &&
+           cudaMemcpy(host, dev, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess;
+}
+
+/* plan's execute_on_stream on (x, y) captured into a graph on stream, in
+ * the strictest capture mode (cudaStreamCaptureModeGlobal, torch.cuda.graph's
+ * default); the graph instantiated into *exec.  The capture is always ended,
+ * so a failure leaves the stream usable. */
+static int capture_execute(const convt3d_plan *plan, const float *x, float *y,
+                           cudaStream_t stream, cudaGraphExec_t *exec, const convt3d_problem *p)
+{
+    cudaGraph_t graph = NULL;
+    if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) != cudaSuccess) {
+        report(p, "cudaStreamBeginCapture", cudaGetErrorString(cudaGetLastError()));
+        return 0;
+    }
+    const convt3d_status st = convt3d_execute_on_stream(plan, x, y, stream);
+    const cudaError_t end = cudaStreamEndCapture(stream, &graph);
+    int ok = st == CONVT3D_SUCCESS && end == cudaSuccess && graph;
+    if (st != CONVT3D_SUCCESS)
+        report(p, "execute_on_stream while capturing", convt3d_last_error());
+    else if (!ok)
+        report(p, "cudaStreamEndCapture", cudaGetErrorString(end));
+    if (ok && cudaGraphInstantiate(exec, graph, 0) != cudaSuccess) {
+        report(p, "cudaGraphInstantiate", cudaGetErrorString(cudaGetLastError()));
+        ok = 0;
+    }
+    if (graph)
+        cudaGraphDestroy(graph);
+    return ok;
+}
+
+/* One plan (impl forced; NULL: the library's choice): a direct call and a
+ * captured graph, launched twice, give the same bits, each into a poisoned
+ * output; capturing runs nothing; the result is the reference's. */
+static int graph_matches_direct(const problem_data *d, const char *impl, cudaStream_t stream)
+{
+    const convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+    convt3d_plan_options opts;
+    convt3d_plan_options_init(&opts);
+    opts.implementation = impl;
+    convt3d_plan *plan = NULL;
+    cudaGraphExec_t exec = NULL;
+    const size_t bytes = (size_t)d->ny * sizeof(float);
+    float *dy = dev_copy(NULL, d->ny), *direct = malloc(bytes), *graphed = malloc(bytes);
+    int ok = dy && direct && graphed;
+    if (ok && convt3d_plan_create_ex(&plan, &d->p, gpu, d->dw, d->db, &opts) != CONVT3D_SUCCESS) {
+        report(&d->p, impl ? impl : "plan_create", convt3d_last_error());
+        ok = 0;
+    }
+    ok = ok && cudaMemsetAsync(dy, 0xff, bytes, stream) == cudaSuccess &&
+         convt3d_execute_on_stream(plan, d->dx, dy, stream) == CONVT3D_SUCCESS &&
+         download(direct, dy, d->ny, stream);
+    ok = ok && cudaMemsetAsync(dy, 0xff, bytes, stream) == cudaSuccess &&
+         cudaStreamSynchronize(stream) == cudaSuccess &&
+         capture_execute(plan, d->dx, dy, stream, &exec, &d->p);
+    /* capture records; it must not have written y */
+    if (ok && download(graphed, dy, d->ny, stream) && !isnan(graphed[0])) {
+        report(&d->p, impl ? impl : "auto", "capturing ran the kernel");
+        ok = 0;
+    }
+    for (int replay = 0; replay < 2 && ok; replay++) {
+        ok = cudaMemsetAsync(dy, 0xff, bytes, stream) == cudaSuccess &&
+             cudaGraphLaunch(exec, stream) == cudaSuccess && download(graphed, dy, d->ny, stream);
+        if (ok && memcmp(direct, graphed, bytes) != 0) {
+            report(&d->p, impl ? impl : "auto", "graph replay differs from the direct call");
+            ok = 0;
+        }
+    }
+    ok = ok && compare(d, graphed, 0, "graph replay vs reference");
+    if (!ok)
+        printf("    (graph test, %s on %s)\n", impl ? impl : "the library's choice",
+               plan ? convt3d_plan_kernel_name(plan) : "no plan");
+    if (exec)
+        cudaGraphExecDestroy(exec);
+    convt3d_plan_destroy(plan);
+    cudaFree(dy);
+    free(direct);
+    free(graphed);
+    return ok;
+}
+
+/* execute_on_stream with device pointers and a non-NULL stream can be
+ * captured into a CUDA graph: the bench shapes (scaled, with bias) and a
+ * depthwise one, both layouts, the library's choice and every
+ * implementation that applies, forced. */
+static void test_graph_capture(void)
+{
+    if (skip_without_gpu())
+        return;
+    const char *names[MAX_IMPLS];
+    const int n = cuda_impls(names);
+    cudaStream_t stream;
+    CU_ASSERT_FATAL(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+    int ran = 0, kernels_seen = 0;
+    int seen[MAX_IMPLS] = {0};
+    for (int i = 0; i < 7; i++)
+        for (int layout = 0; layout < 2; layout++) {
+            convt3d_problem p = i < 6 ? bench_like(i)
+                                      : make_problem(2, 32, 32, 32, 6, 8, 16, 3, 1, 1, 0, 1,
+                                                     CONVT3D_LAYOUT_NCDHW);
+            p.layout = (convt3d_layout)layout;
+            p.has_bias = 1;
+            problem_data d;
+            CU_ASSERT_FATAL(data_make(&d, &p, 4000 + 10 * i + layout, 0));
+            CU_ASSERT(graph_matches_direct(&d, NULL, stream));
+            for (int k = 0; k < n; k++)
+                if (applies(names[k], &p)) {
+                    CU_ASSERT(graph_matches_direct(&d, names[k], stream));
+                    kernels_seen += !seen[k];
+                    seen[k] = 1;
+                    ran++;
+                }
+            data_free(&d);
+        }
+    CU_ASSERT(ran >= 14);
+    CU_ASSERT(kernels_seen >= 3);
+    cudaStreamDestroy(stream);
+}
+
 static const test_entry gpu_tests[] = {
     {"cuda: stream variant", test_stream_variant},
+    {"cuda: execute_on_stream captured into a CUDA graph, replayed bitwise", test_graph_capture},
     {"cuda: host vs device pointers, bitwise; determinism", test_host_device_bitwise},
     {"cuda: bench shapes (scaled) x layouts x every implementation", test_bench_shapes_each_kernel},
     {"cuda: implementation_applies is exact; forcing never falls back", test_applies_is_exact},

@@ -135,6 +135,7 @@ void register_api_tests(void);
 void register_backend_tests(void);
 void register_backend_gpu_tests(void);     /* in the GPU program */
 void register_descriptor_tests(void);
+void register_random_problem_tests(void);
 void register_reliability_tests(void);
 void register_reliability_gpu_tests(void); /* in the GPU program */
 
