@@ -408,9 +408,10 @@ convt3d_status convt3d_execute_on_stream(const convt3d_plan *plan, const void *x
     } else {
         if ((x_home >= 0) != (y_home >= 0))
             return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION,
-                                "x is a %s pointer but y is a %s pointer: both must live on "
-                                "the same side",
-                                x_home >= 0 ? "device" : "host", y_home >= 0 ? "device" : "host");
+                                "x is a %s pointer but y is a %s pointer: both must be host "
+                                "pointers or both memory of cuda:%d, the plan's device",
+                                x_home >= 0 ? "device" : "host", y_home >= 0 ? "device" : "host",
+                                plan->device.ordinal);
         /* Another GPU's memory is refused even with peer access (see
          * check_weight_homes). */
         if (x_home >= 0 && (x_home != plan->device.ordinal || y_home != plan->device.ordinal))
