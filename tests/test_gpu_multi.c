@@ -665,7 +665,7 @@ static void test_current_device_two_gpus(void)
 
 /* ---- two threads, two GPUs ------------------------------------------------ */
 
-enum { SETS = 3, ROUNDS = 20 };
+enum { SETS = 3, ROUNDS = 40 };
 
 /* One thread's work: ROUNDS rounds, each SETS executes on distinct inputs
  * (its own stream on odd rounds, the default stream on even ones) and one
@@ -791,6 +791,7 @@ static void test_two_threads_two_gpus(void)
         worker_main(&w[i]);
         CU_ASSERT_EQUAL(w[i].failures, 0);
         CU_ASSERT_EQUAL(w[i].mismatches, 0);
+        CU_ASSERT_EQUAL(w[i].moved, 0);
         for (int s = 0; s < SETS; s++)
             CU_ASSERT(matches_reference(&w[i].h[s], w[i].expect[s], "sequential run"));
     }
