@@ -84,6 +84,11 @@ static int resolve_devices(const bench_options *o, int threads, device_run *devs
             add_cuda(&devs[n++], 0, 0);
         for (int i = 0; i < count && n < MAX_DEVICES && (all || i == 0); i++)
             add_cuda(&devs[n++], i, 1);
+        /* a GPU left out must be said, not silently missing from the table */
+        if (all && count > n - want_cpu)
+            fprintf(stderr, "convt3d-bench: --device=all: %d CUDA devices, the table holds %d; "
+                            "cuda:%d and beyond left out (name them with --device=cuda:N)\n",
+                    count, n - want_cpu, n - want_cpu);
     } else if (!want_cpu) {
         convt3d_device d;
         if (convt3d_device_parse(spec, &d) != CONVT3D_SUCCESS || d.kind != CONVT3D_DEVICE_CUDA) {

@@ -31,8 +31,11 @@ const char *cudnn_version(void)
     return buf;
 }
 
-/* One handle per device, created on first use (creation is slow). */
-static cudnnHandle_t handles[GPU_MAX_SETS * 4];
+/* One handle per device, created on first use (creation is slow) with its
+ * device current: a cuDNN handle is bound to the device current at
+ * cudnnCreate, so each GPU of --device=all gets its own. */
+enum { CUDNN_MAX_DEVICES = 64 };
+static cudnnHandle_t handles[CUDNN_MAX_DEVICES];
 
 void cudnn_release(void)
 {

@@ -206,6 +206,33 @@ typedef struct convt3d_device {
 #define CONVT3D_DEVICE_AUTO_INIT {CONVT3D_DEVICE_AUTO, 0}
 #define CONVT3D_DEVICE_CPU_INIT {CONVT3D_DEVICE_CPU, 0}
 
+/* Several GPUs.  Each plan runs on the one GPU chosen when it is created
+ * (cuda:N, or AUTO resolved then: CONVT3D_DEVICE, else cuda:0); ordinals are
+ * the CUDA runtime's, so CUDA_VISIBLE_DEVICES renumbers them.  Plans on
+ * different GPUs are independent and may be driven from different threads
+ * at the same time.
+ *   Where pointers may live: for a plan on cuda:N, weight/bias and x/y are
+ *   each either host memory (staged through cuda:N's memory by the library;
+ *   managed memory counts as host) or memory of cuda:N itself.  Memory of
+ *   another GPU is refused with CONVT3D_ERR_POINTER_LOCATION -- also when
+ *   peer access between the two is enabled: a plan never reads or writes
+ *   across the interconnect behind the caller's back.  Copy the tensor to
+ *   cuda:N (cudaMemcpyPeer) or make the plan on the tensor's GPU.
+ *   Streams: a stream passed to convt3d_execute_on_stream() must belong to
+ *   the plan's GPU, else CONVT3D_ERR_POINTER_LOCATION (detected with
+ *   cudaStreamGetDevice where the CUDA runtime has it, 12.8 and later;
+ *   with an older runtime the kernel launch fails with CONVT3D_ERR_CUDA).
+ *   NULL, cudaStreamLegacy and cudaStreamPerThread mean the default stream
+ *   of the plan's GPU.  On any of these errors nothing is queued and
+ *   nothing is written to y.
+ *   The current device: no convt3d call changes the calling thread's
+ *   current CUDA device (cudaGetDevice) as it finds it; a call on a plan of
+ *   another GPU switches to it for the call's duration only.  The caller
+ *   need not make the plan's GPU current.  (CUDA 12's cudaSetDevice creates
+ *   the device's primary context: a thread that never made any GPU
+ *   current has cuda:0 current, so restoring it gives cuda:0 a context;
+ *   a program that uses only cuda:N avoids that by cudaSetDevice(N) first.) */
+
 /* Parses "auto", "cpu", "cuda" (= "cuda:0") or "cuda:N" (N a decimal
  * ordinal, 0..9999), case-sensitive, no surrounding spaces.  Syntax only: whether
  * the GPU exists is checked by convt3d_plan_create().  *device untouched on
@@ -266,8 +293,8 @@ typedef struct convt3d_plan convt3d_plan;
  * with a forced implementation, AUTO is that implementation's device), picks
  * the implementation (options: NULL for the defaults) and repacks weight
  * (and copies bias) once into the plan -- on the GPU for a CUDA plan.
- * weight and bias may be host or device pointers and may be freed after this
- * call.  bias is ignored (may be NULL) unless problem->has_bias.  *plan is
+ * weight and bias may be host pointers or device pointers of the plan's GPU
+ * (both the same kind) and may be freed after this call.  bias is ignored (may be NULL) unless problem->has_bias.  *plan is
  * set only on success.
  * Environment overrides, for benchmarking: CONVT3D_IMPLEMENTATION=<name>
  * forces an implementation when options do not; CONVT3D_VERBOSE=1 prints
@@ -286,14 +313,15 @@ CONVT3D_API convt3d_status convt3d_plan_create(convt3d_plan **plan,
                                                const void *bias);
 
 /* y = convT(x).  For a CPU plan x and y are host pointers.  For a CUDA plan
- * they are either both device pointers (used in place, work on the default
- * stream, synchronised before return) or both host pointers (staged through
- * device memory: correct but slower -- time it separately).  Safe to call
- * concurrently on one plan with distinct y. */
+ * they are either both device pointers of the plan's GPU (used in place,
+ * work on that GPU's default stream, synchronised before return) or both
+ * host pointers (staged through device memory: correct but slower -- time
+ * it separately); pointers of another GPU are refused (see "Several GPUs"
+ * above).  Safe to call concurrently on one plan with distinct y. */
 CONVT3D_API convt3d_status convt3d_execute(const convt3d_plan *plan, const void *x, void *y);
 
 /* As convt3d_execute, with the work enqueued on the caller's cudaStream_t
- * (passed as void*).  With device pointers and a non-NULL stream the call
+ * (passed as void*), a stream of the plan's GPU.  With device pointers and a non-NULL stream the call
  * returns without synchronising: y is ready when the stream reaches it.
  * NULL means the default stream synchronised before return, as in
  * convt3d_execute; for the legacy default stream without that

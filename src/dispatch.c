@@ -292,6 +292,31 @@ convt3d_status convt3d_implementation_applies(const char *name, const convt3d_pr
 
 /* ---- plans -------------------------------------------------------------- */
 
+/* Where the weights may live: both on the host, or both on the plan's own
+ * GPU.  Memory of another GPU is refused even where peer access would let a
+ * kernel read it: a plan's pointers are on its device or on the host, never
+ * silently across the interconnect (as PyTorch refuses tensors on two
+ * devices).  Homes as pointer_home() gives them. */
+static convt3d_status check_weight_homes(int w_home, int b_home, convt3d_device dev)
+{
+    if ((w_home >= 0) != (b_home >= 0))
+        return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION,
+                            "weight is a %s pointer but bias is a %s pointer: both must be host "
+                            "or both device pointers",
+                            w_home >= 0 ? "device" : "host", b_home >= 0 ? "device" : "host");
+    if (w_home < 0)
+        return CONVT3D_SUCCESS;
+    if (dev.kind != CONVT3D_DEVICE_CUDA)
+        return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION,
+                            "weight lives on cuda:%d but the plan runs on the CPU", w_home);
+    if (w_home != dev.ordinal || b_home != dev.ordinal)
+        return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION,
+                            "weight lives on cuda:%d and bias on cuda:%d but the plan runs on "
+                            "cuda:%d: pass host pointers or memory of cuda:%d",
+                            w_home, b_home, dev.ordinal, dev.ordinal);
+    return CONVT3D_SUCCESS;
+}
+
 convt3d_status convt3d_plan_create_ex(convt3d_plan **plan, const convt3d_problem *problem,
                                       convt3d_device device, const void *weight,
                                       const void *bias, const convt3d_plan_options *options)
@@ -329,14 +354,8 @@ convt3d_status convt3d_plan_create_ex(convt3d_plan **plan, const convt3d_problem
 
     const int w_home = pointer_home(weight);
     const int b_home = shape.has_bias ? pointer_home(bias) : w_home;
-    if (w_home != b_home)
-        return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION,
-                            "weight and bias must both be host or both be device pointers");
-    if (w_home >= 0 && (dev.kind != CONVT3D_DEVICE_CUDA || w_home != dev.ordinal))
-        return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION,
-                            "weight lives on cuda:%d but the plan runs on %s%s", w_home,
-                            dev.kind == CONVT3D_DEVICE_CPU ? "cpu" : "another device",
-                            dev.kind == CONVT3D_DEVICE_CPU ? "" : " (cross-device)");
+    if ((st = check_weight_homes(w_home, b_home, dev)) != CONVT3D_SUCCESS)
+        return st;
 
     convt3d_plan *p = calloc(1, sizeof *p);
     if (!p)
@@ -387,9 +406,12 @@ convt3d_status convt3d_execute_on_stream(const convt3d_plan *plan, const void *x
     } else {
         if ((x_home >= 0) != (y_home >= 0))
             return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION,
-                                "x is a %s pointer but y is a %s pointer: both must live on "
-                                "the same side",
-                                x_home >= 0 ? "device" : "host", y_home >= 0 ? "device" : "host");
+                                "x is a %s pointer but y is a %s pointer: both must be host "
+                                "pointers or both memory of cuda:%d, the plan's device",
+                                x_home >= 0 ? "device" : "host", y_home >= 0 ? "device" : "host",
+                                plan->device.ordinal);
+        /* Another GPU's memory is refused even with peer access (see
+         * check_weight_homes). */
         if (x_home >= 0 && (x_home != plan->device.ordinal || y_home != plan->device.ordinal))
             return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION,
                                 "x is on cuda:%d and y on cuda:%d but the plan runs on cuda:%d",

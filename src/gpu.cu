@@ -376,16 +376,59 @@ static convt3d_status launch(const convt3d_backend_state *s, const float *x, flo
     return CONVT3D_SUCCESS;
 }
 
+/* The handles that name a default stream rather than a stream object: they
+ * mean the current device's, and the plan's device is current during the
+ * call, so they always belong to the plan. */
+static bool names_default_stream(cudaStream_t stream)
+{
+    return stream == 0 || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
+/* A stream created on another device would fail the kernel launch after the
+ * staging copies were already queued on it; refuse it up front, with the
+ * two ordinals, as a pointer on the wrong device is refused.  One driver
+ * query per call (cudaStreamGetDevice, CUDA 12.8+); a stream cannot be
+ * cached because a handle may be destroyed and its value reused.  Older
+ * runtimes lack the query: there the launch reports the mismatch
+ * (CONVT3D_ERR_CUDA, invalid resource handle), still before y is written. */
+static convt3d_status check_stream_device(cudaStream_t stream, int ordinal)
+{
+#if CUDART_VERSION >= 12080
+    if (names_default_stream(stream))
+        return CONVT3D_SUCCESS;
+    int home = -1;
+    const cudaError_t err = cudaStreamGetDevice(stream, &home);
+    if (err == cudaErrorNotSupported || err == cudaErrorCallRequiresNewerDriver) {
+        cudaGetLastError(); /* a driver without the query: the launch decides */
+        return CONVT3D_SUCCESS;
+    }
+    if (err != cudaSuccess)
+        return cuda_fail(err, "cudaStreamGetDevice(the caller's stream)");
+    if (home != ordinal)
+        return convt3d_fail(CONVT3D_ERR_POINTER_LOCATION,
+                            "the stream belongs to cuda:%d but the plan runs on cuda:%d: pass a "
+                            "stream created on cuda:%d (or NULL, cudaStreamLegacy, "
+                            "cudaStreamPerThread)",
+                            home, ordinal, ordinal);
+#else
+    (void)stream;
+    (void)ordinal;
+#endif
+    return CONVT3D_SUCCESS;
+}
+
 static convt3d_status gpu_execute(const convt3d_backend_state *s, const void *x_v, void *y_v,
                                   void *stream_ptr, int on_device)
 {
     const float *x = (const float *)x_v;
     float *y = (float *)y_v;
+    cudaStream_t stream = (cudaStream_t)stream_ptr;
+    convt3d_status st = check_stream_device(stream, s->ordinal);
+    if (st != CONVT3D_SUCCESS)
+        return st;
     device_guard guard(s->ordinal);
     if (guard.err != cudaSuccess)
         return cuda_fail(guard.err, "cudaSetDevice");
-    cudaStream_t stream = (cudaStream_t)stream_ptr;
-    convt3d_status st = CONVT3D_SUCCESS;
     if (on_device) {
         /* In place on the caller's stream; synchronise only on the default one. */
         if ((st = launch(s, x, y, stream)) != CONVT3D_SUCCESS)

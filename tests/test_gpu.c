@@ -878,11 +878,13 @@ int main(void)
     add_suite("gpu", gpu_tests);
     register_backend_gpu_tests();
     register_reliability_gpu_tests();
+    register_multi_gpu_tests();
     printf("convt3d %s CUDA test program, seed %llu (set CONVT3D_TEST_SEED to change)\n",
            convt3d_version(), (unsigned long long)test_seed());
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     const unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    print_skips();
     printf("\n%u tests run, %u failed\n", CU_get_number_of_tests_run(),
            CU_get_number_of_tests_failed());
     CU_cleanup_registry();

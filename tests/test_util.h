@@ -138,6 +138,7 @@ void register_descriptor_tests(void);
 void register_random_problem_tests(void);
 void register_reliability_tests(void);
 void register_reliability_gpu_tests(void); /* in the GPU program */
+void register_multi_gpu_tests(void);       /* in the GPU program: several GPUs */
 
 /* Adds a suite and its tests; NULL-terminated list of {name, fn}. */
 typedef struct test_entry {
