@@ -291,6 +291,8 @@ static convt3d_status pack_f32_weights(convt3d_backend_state *s, const float *we
     }
     CUDA_TRY(ct3d::launch_pack(&s->shape, k.ocb, k.nocb, src, s->weight, total, 0),
              "launching the weight repack");
+    if (k.impl->tf32_weights)
+        CUDA_TRY(ct3d::launch_round_tf32(s->weight, total, 0), "launching the TF32 rounding");
     CUDA_TRY(cudaStreamSynchronize(0), "cudaStreamSynchronize(weight repack)");
 out:
     cudaFree(raw);
@@ -387,7 +389,8 @@ static bool names_default_stream(cudaStream_t stream)
 /* A stream created on another device would fail the kernel launch after the
  * staging copies were already queued on it; refuse it up front, with the
  * two ordinals, as a pointer on the wrong device is refused.  One driver
- * query per call (cudaStreamGetDevice, CUDA 12.8+); a stream cannot be
+ * query per call (cudaStreamGetDevice, CUDA 12.8+; skipped while the
+ * stream captures a graph); a stream cannot be
  * cached because a handle may be destroyed and its value reused.  Older
  * runtimes lack the query: there the launch reports the mismatch
  * (CONVT3D_ERR_CUDA, invalid resource handle), still before y is written. */
@@ -396,6 +399,14 @@ static convt3d_status check_stream_device(cudaStream_t stream, int ordinal)
 #if CUDART_VERSION >= 12080
     if (names_default_stream(stream))
         return CONVT3D_SUCCESS;
+    /* cudaStreamGetDevice is not allowed on a capturing stream, and in the
+     * global capture mode the refused call would invalidate the capture:
+     * there the launch itself reports a stream of another device. */
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capture) == cudaSuccess &&
+        capture != cudaStreamCaptureStatusNone)
+        return CONVT3D_SUCCESS;
+    cudaGetLastError();
     int home = -1;
     const cudaError_t err = cudaStreamGetDevice(stream, &home);
     if (err == cudaErrorNotSupported || err == cudaErrorCallRequiresNewerDriver) {

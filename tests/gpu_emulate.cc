@@ -391,6 +391,9 @@ int run_igemm_as(int i, convt3d_dtype type)
         return 1;
     }
     std::vector<float> w = pack_weights(d, p.ocb, p.nocb);
+    if (MATH == IGEMM_TF32) /* the entry's tf32_weights: rounded once at planning */
+        for (float &v : w)
+            v = tf32_value(to_tf32(v));
     std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
     std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
     p.x = x.data();

@@ -10,7 +10,8 @@ namespace ct3d {
 
 /* Defined in each family's launch.cu. */
 extern const cuda_impl cuda_tf32_igemm_mma, cuda_3xtf32_igemm_mma, cuda_f16_igemm_mma,
-    cuda_bf16_igemm_mma, cuda_f16_direct_generic, cuda_bf16_direct_generic;
+    cuda_bf16_igemm_mma, cuda_f16_depthwise_phase_4, cuda_bf16_depthwise_phase_4,
+    cuda_f16_direct_generic, cuda_bf16_direct_generic;
 extern const cuda_impl cuda_f32_dwtile_run8, cuda_f32_dwtile_run8_slotwise, cuda_f32_igemm_8x8,
     cuda_f32_phase_grouped_2x4x8, cuda_f32_phase_grouped_2x4x4, cuda_f32_phase_grouped_1x8x8,
     cuda_f32_phase_grouped_1x8x4, cuda_f32_phase_tiled_2x4x8, cuda_f32_phase_tiled_2x4x4,
@@ -38,6 +39,8 @@ const cuda_impl *const kTable[] = {
     &cuda_f32_phase_tiled_1x8x4,
     &cuda_f32_depthwise_phase_4, /* simple/: depthwise, any stride */
     &cuda_f32_direct_generic,    /* simple/: anything, last */
+    &cuda_f16_depthwise_phase_4,  /* simple/: f16 data, depthwise */
+    &cuda_bf16_depthwise_phase_4, /* simple/: bf16 data, depthwise */
     &cuda_f16_direct_generic,    /* simple/: f16 data, anything */
     &cuda_bf16_direct_generic,   /* simple/: bf16 data, anything */
 };

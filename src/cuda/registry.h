@@ -7,6 +7,13 @@
  * forced entry if it applies, never another.
  *
  * The order (bench/NOTES.md has the H200 measurements behind it):
+ *   0. the implicit-GEMM engine with tensor cores (igemm/, mma.sync), only
+ *      in the numeric modes that ask for them: TF32 math on f32 data in
+ *      NCDHW with C_in/G >= 16 and C_out/G >= 32 (automatically; forced:
+ *      any), 3xTF32 forced only (not yet faster than the FMA kernels, which
+ *      that mode permits), f16/bf16 data with C_in/G, C_out/G >= 16; every
+ *      other f32 problem in every math mode goes on to the exact FMA
+ *      entries below;
  *   1. the depthwise tile kernel (dwtile/), for C_in/G = C_out/G = 1 in
  *      NCDHW (automatically; forced also in NDHWC): run8 where every W
  *      slot's window starts at one staged column, slotwise otherwise;
@@ -18,7 +25,9 @@
  *      tiled, W stride 2 or 1, 8 or 4 output channels a thread) ask the phase
  *      planner which one it picks; the others are passed over;
  *   4. the depthwise phase kernel (simple/) for C_in/G = C_out/G = 1;
- *   5. the generic direct kernel (simple/), which runs anything.
+ *   5. the generic direct kernel (simple/), which runs anything;
+ *   6. f16/bf16 data the tensor cores leave: the depthwise phase kernel and
+ *      the generic direct kernel, widening on load and rounding on store.
  *
  * A new kernel family needs: its folder (params.h, kernel.cuh, plan.cu,
  * launch.cu defining its cuda_impl entries), its files in Makefile.am, and
@@ -115,6 +124,10 @@ struct cuda_impl {
     /* The math modes (bits 1 << convt3d_math_mode) the entry serves; 0: all
      * of them (an exact FMA kernel is allowed in every mode). */
     unsigned maths;
+    /* Nonzero: the packed weights are rounded to TF32 once at planning, so
+     * that the kernel feeds them to the tensor cores without rounding them
+     * on every use. */
+    int tf32_weights;
 };
 
 constexpr unsigned kDtypeF32 = 1u << CONVT3D_F32, kDtypeF16 = 1u << CONVT3D_F16,

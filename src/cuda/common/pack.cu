@@ -37,6 +37,23 @@ __global__ void __launch_bounds__(256) pack_kernel(const pack_params p, const fl
 
 } // namespace
 
+__global__ void round_tf32_kernel(float *w, long long total)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        unsigned u;
+        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(u) : "f"(w[i]));
+        w[i] = __uint_as_float(u);
+    }
+}
+
+cudaError_t launch_round_tf32(float *w, long long total, cudaStream_t stream)
+{
+    const int threads = 256;
+    round_tf32_kernel<<<grid_of((total + threads - 1) / threads), threads, 0, stream>>>(w, total);
+    return cudaGetLastError();
+}
+
 cudaError_t launch_pack(const convt3d_shape *s, int ocb, int nocb, const float *src, float *dst,
                         long long total, cudaStream_t stream)
 {

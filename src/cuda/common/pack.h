@@ -15,6 +15,11 @@ namespace ct3d {
 cudaError_t launch_pack(const convt3d_shape *s, int ocb, int nocb, const float *src, float *dst,
                         long long total, cudaStream_t stream);
 
+/* w[0..total) rounded in place to TF32 (to nearest, ties away: what the
+ * TF32 kernels do to their other operand), for entries whose weights go to
+ * the tensor cores as they are (cuda_impl.tf32_weights). */
+cudaError_t launch_round_tf32(float *w, long long total, cudaStream_t stream);
+
 } // namespace ct3d
 
 #endif

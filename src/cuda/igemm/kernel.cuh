@@ -306,6 +306,8 @@ template <int WM, int WN, int MATH>
 CT3D_DEV void igemm_tc_step(float (&acc)[4][4][4], const float *buf, int tid)
 {
     using C = igemm_cfg<WM, WN, MATH>;
+    /* TF32: the packed weights were rounded at planning (tf32_weights) */
+    constexpr int BMATH = MATH == IGEMM_TF32 ? IGEMM_TC_EXACT : MATH;
     const int warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const float *as = buf + (warp % WM) * 64 + gid;
     const float *bs = buf + C::BK * C::AP + (warp / WM) * 32 + gid;
@@ -315,8 +317,8 @@ CT3D_DEV void igemm_tc_step(float (&acc)[4][4][4], const float *buf, int tid)
         unsigned bb[4][2], bsm[4][2];
         CT3D_UNROLL
         for (int nt = 0; nt < 4; nt++) {
-            tc_operand<MATH>(br[nt * 8], bb[nt][0], bsm[nt][0]);
-            tc_operand<MATH>(br[4 * C::BP + nt * 8], bb[nt][1], bsm[nt][1]);
+            tc_operand<BMATH>(br[nt * 8], bb[nt][0], bsm[nt][0]);
+            tc_operand<BMATH>(br[4 * C::BP + nt * 8], bb[nt][1], bsm[nt][1]);
         }
         CT3D_UNROLL
         for (int mt = 0; mt < 4; mt++) {

@@ -131,7 +131,7 @@ extern const cuda_impl cuda_f32_igemm_8x8 = {
 extern const cuda_impl cuda_tf32_igemm_mma = {
     "cuda/tf32_igemm_mma", &kTf32,       igemm_entry_applicable, igemm_entry_passed_over,
     igemm_entry_plan,      igemm_prepare, nullptr,               igemm_launch,
-    igemm_entry_describe,  kDtypeF32,     kMathTf32};
+    igemm_entry_describe,  kDtypeF32,     kMathTf32,   1};
 extern const cuda_impl cuda_3xtf32_igemm_mma = {
     "cuda/3xtf32_igemm_mma", &k3xTf32,     igemm_entry_applicable, igemm_entry_passed_over,
     igemm_entry_plan,        igemm_prepare, nullptr,               igemm_launch,

@@ -149,8 +149,10 @@ int igemm_cluster_size(const igemm_params &p, igemm_shape t, int math, const dev
     /* the heaviest tile's K steps: its class comes first */
     const long long steps = (long long)igemm_phase_taps(p, p.order[0]) * p.kchunks;
     const long long slots = igemm_blocks_per_sm(t, math, lim) * lim.num_sms;
+    /* a tensor-core K step is several times cheaper: a block may keep fewer */
+    const long long least = math == IGEMM_FFMA ? 8 : 4;
     int cs = 1;
-    while (cs < 8 && p.ntiles * cs < slots && steps / (2 * cs) >= 8)
+    while (cs < 8 && p.ntiles * cs < slots && steps / (2 * cs) >= least)
         cs *= 2;
     return cs;
 }
@@ -246,8 +248,26 @@ bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     const int math = igemm_entry_math(e);
     if (math == IGEMM_FFMA)
         return !igemm_preferred(s, why, why_size);
-    if (math == IGEMM_TC_EXACT)
+    if (math == IGEMM_TC_EXACT) {
+        /* few channels a group: the half depthwise or direct kernel (a K
+         * step of 16 channels would be mostly zeros) */
+        if (s->cig < 16 || s->cog < 16) {
+            snprintf(why, why_size, "automatically for C_in/G >= 16 and C_out/G >= 16 only "
+                     "(%lld, %lld)", (long long)s->cig, (long long)s->cog);
+            return true;
+        }
         return false;
+    }
+    if (math == IGEMM_3XTF32) {
+        snprintf(why, why_size, "not automatically: on the H200 no faster than the exact FMA "
+                 "kernels yet (bench/NOTES.md), which 3xtf32 permits");
+        return true;
+    }
+    if (s->layout != CONVT3D_LAYOUT_NCDHW) {
+        snprintf(why, why_size, "automatically in NCDHW only: its NDHWC input loads are "
+                 "strided, the FMA kernels are faster there");
+        return true;
+    }
     if (s->cig < 16 || s->cog < 32) {
         snprintf(why, why_size, "automatically for C_in/G >= 16 and C_out/G >= 32 only "
                  "(%lld, %lld): the FMA kernels keep fewer channels",

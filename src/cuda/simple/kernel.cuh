@@ -54,8 +54,22 @@ CT3D_DEV void store4(float *y0, const float (&acc)[4], const bool (&valid)[4], b
     }
 }
 
+/* store4 for 16-bit outputs: element by element, rounded. */
+template <class T>
+CT3D_DEV void store4(T *y0, const float (&acc)[4], const bool (&valid)[4], bool vec,
+                     long long step)
+{
+    (void)vec;
+    CT3D_UNROLL
+    for (int e = 0; e < 4; e++)
+        if (valid[e])
+            store_elem(y0 + e * step, acc[e]);
+}
+
 /* Four outputs of a depthwise problem (channel c is its own group): along W
- * in NCDHW, along C in NDHWC. */
+ * in NCDHW, along C in NDHWC.  T: the type of x, bias and y (as in
+ * generic_thread). */
+template <class T = float>
 CT3D_DEV void depthwise_thread(const simple_params &p, long long t)
 {
     long long n, od, oh, c[4], ow[4];
@@ -119,7 +133,8 @@ CT3D_DEV void depthwise_thread(const simple_params &p, long long t)
             for (int e = 0; e < 4; e++) {
                 if (!valid[e])
                     continue;
-                const float *xr = p.x + n * p.xs[0] + c[e] * p.xs[1] + id * p.xs[2] + ih * p.xs[3];
+                const T *xr = reinterpret_cast<const T *>(p.x) + n * p.xs[0] + c[e] * p.xs[1] +
+                              id * p.xs[2] + ih * p.xs[3];
                 const float *wr = p.w + (c[e] * p.kvol + (kd * p.k[1] + kh) * p.k[2]) * p.ocb;
                 for (int tw = 0; tw < pw[e].taps; tw++) {
                     const long long iw = pw[e].q - pw[e].m0 - (long long)tw * p.dm[2];
@@ -128,7 +143,7 @@ CT3D_DEV void depthwise_thread(const simple_params &p, long long t)
                     if (iw >= p.in[2])
                         continue;
                     const long long kw = pw[e].k0 + (long long)tw * p.kstep[2];
-                    acc[e] = fmaf(CT3D_LDG(xr + iw * p.xs[4]), CT3D_LDG(wr + kw * p.ocb), acc[e]);
+                    acc[e] = fmaf(load_elem(xr + iw * p.xs[4]), CT3D_LDG(wr + kw * p.ocb), acc[e]);
                 }
             }
         }
@@ -136,8 +151,9 @@ CT3D_DEV void depthwise_thread(const simple_params &p, long long t)
     CT3D_UNROLL
     for (int e = 0; e < 4; e++)
         if (valid[e] && p.bias)
-            acc[e] += CT3D_LDG(p.bias + c[e]);
-    float *y0 = p.y + n * p.ys[0] + c[0] * p.ys[1] + od * p.ys[2] + oh * p.ys[3] + ow[0] * p.ys[4];
+            acc[e] += load_elem(reinterpret_cast<const T *>(p.bias) + c[e]);
+    T *y0 = reinterpret_cast<T *>(p.y) + n * p.ys[0] + c[0] * p.ys[1] + od * p.ys[2] +
+            oh * p.ys[3] + ow[0] * p.ys[4];
     store4(y0, acc, valid, p.vec_store, p.layout_ndhwc ? p.ys[1] : p.ys[4]);
 }
 

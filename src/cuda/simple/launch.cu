@@ -12,11 +12,12 @@ namespace ct3d {
 
 namespace {
 
+template <class T>
 __global__ void __launch_bounds__(256) depthwise_kernel(const simple_params p, long long total)
 {
     for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < total;
          t += (long long)gridDim.x * blockDim.x)
-        depthwise_thread(p, t);
+        depthwise_thread<T>(p, t);
 }
 
 template <int MT>
@@ -78,7 +79,11 @@ cudaError_t depthwise_launch(const cuda_plan &k, const convt3d_shape *s, const c
     const long long total = p.layout_ndhwc
                                 ? p.n * p.out[0] * p.out[1] * p.out[2] * ((p.cout + 3) / 4)
                                 : p.n * p.cout * p.out[0] * p.out[1] * ((p.out[2] + 3) / 4);
-    if (p.fast32) { /* the planner checked total < 2^31: one thread each */
+    if (s->y_type == CONVT3D_F16) /* 16-bit data: the 64-bit path only */
+        depthwise_kernel<f16_t><<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
+    else if (s->y_type == CONVT3D_BF16)
+        depthwise_kernel<bf16_t><<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
+    else if (p.fast32) { /* the planner checked total < 2^31: one thread each */
         const unsigned blocks = (unsigned)((total + k.threads - 1) / k.threads);
         if (p.dw_mt == 1)
             depthwise32_kernel<1><<<blocks, k.threads, 0, stream>>>(p, (unsigned)total);
@@ -87,7 +92,7 @@ cudaError_t depthwise_launch(const cuda_plan &k, const convt3d_shape *s, const c
         else
             depthwise32_kernel<4><<<blocks, k.threads, 0, stream>>>(p, (unsigned)total);
     } else
-        depthwise_kernel<<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
+        depthwise_kernel<float><<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
     return cudaGetLastError();
 }
 
@@ -114,7 +119,15 @@ extern const cuda_impl cuda_f32_direct_generic = {
     "cuda/f32_direct_generic", nullptr, generic_entry_applicable, nullptr,
     generic_entry_plan,        nullptr, simple_extras,            generic_launch,
     simple_entry_describe};
-/* f16 and bf16 data: the same kernel, widening on load and rounding on store. */
+/* f16 and bf16 data: the same kernels, widening on load and rounding on store. */
+extern const cuda_impl cuda_f16_depthwise_phase_4 = {
+    "cuda/f16_depthwise_phase_4", nullptr,   depthwise_entry_applicable, nullptr,
+    depthwise_entry_plan,         nullptr,   simple_extras,              depthwise_launch,
+    simple_entry_describe,        kDtypeF16, kMathAny};
+extern const cuda_impl cuda_bf16_depthwise_phase_4 = {
+    "cuda/bf16_depthwise_phase_4", nullptr,    depthwise_entry_applicable, nullptr,
+    depthwise_entry_plan,          nullptr,    simple_extras,              depthwise_launch,
+    simple_entry_describe,         kDtypeBf16, kMathAny};
 extern const cuda_impl cuda_f16_direct_generic = {
     "cuda/f16_direct_generic", nullptr,   generic_entry_applicable, nullptr,
     generic_entry_plan,        nullptr,   simple_extras,            generic_launch,
