@@ -7,9 +7,11 @@
 
 The library is loaded with ctypes from, in order: $CONVT3D_LIBRARY, the libdir
 configure recorded, the build tree (../.libs from python/), the system loader.
-Arguments follow torch.nn.functional.conv_transpose3d.  Only float32 and the
-exact fp32 math mode compute in this version; other dtypes and math modes are
-passed to the library, which refuses them (convt3d.UnsupportedError).
+Arguments follow torch.nn.functional.conv_transpose3d.  Data types: float32,
+float16 and bfloat16 (x, weight and bias of one dtype; the output has it too);
+NumPy has no bfloat16 of its own (ml_dtypes' is taken when installed).  Math
+modes (math_mode=): "f32" (alias "fp32", the default: exact fp32), "tf32",
+"3xtf32", or the enum's ints 0, 1, 2.
 """
 
 import ctypes
@@ -92,14 +94,29 @@ def _triple(name, value):
 
 
 def _math_mode(mode):
-    if mode is None or isinstance(mode, numbers.Integral):
+    """A math_mode argument as the convt3d_math_mode int (None stays None: the
+    defaults).  Names: "f32" (or "fp32"), "tf32", "3xtf32", any case; ints go
+    to the library as they are, which refuses one that is not a mode
+    (UnsupportedError, CONVT3D_ERR_UNSUPPORTED_MATH_MODE)."""
+    if mode is None:
+        return None
+    if isinstance(mode, numbers.Integral) and not isinstance(mode, bool):
+        mode = int(mode)
+        if not -(2 ** 31) <= mode < 2 ** 31:  # would not survive the C int
+            raise UnsupportedError(
+                "math_mode=%d is not a convt3d_math_mode (f32 0, tf32 1, 3xtf32 2)" % mode,
+                _lib.STATUS["CONVT3D_ERR_UNSUPPORTED_MATH_MODE"],
+            )
         return mode
-    key = str(mode).lower()
-    if key not in _lib.MATH_MODES:
-        raise InvalidProblemError(
-            "unknown math_mode %r (the library declares %s)" % (mode, ", ".join(_lib.MATH_MODES))
-        )
-    return _lib.MATH_MODES[key]
+    if isinstance(mode, str):
+        key = mode.lower()
+        if key in _lib.MATH_MODE_ALIASES:
+            return _lib.MATH_MODE_ALIASES[key]
+    raise InvalidProblemError(
+        "unknown math_mode %r: use None, %s or the enum's ints %s"
+        % (mode, ", ".join(repr(k) for k in _lib.MATH_MODE_ALIASES),
+           ", ".join(str(v) for v in _lib.MATH_MODES.values()))
+    )
 
 
 def _options(math_mode, implementation):
@@ -128,12 +145,31 @@ def _device_name(dev):
     return _lib.DEVICE_KIND_NAMES.get(dev.kind, "?")
 
 
+ACCEPTED_DTYPES = "float32, float16 or bfloat16"
+
+
 def _unsupported_dtype(what, dtype):
     return UnsupportedError(
-        "%s has dtype %s, which has no convt3d_dtype (the library declares f32, f16, bf16 and "
-        "computes f32)" % (what, dtype),
+        "%s has dtype %s, which convt3d does not compute: x, weight and bias must all be %s"
+        % (what, dtype, ACCEPTED_DTYPES),
         _lib.STATUS["CONVT3D_ERR_UNSUPPORTED_DATA_TYPE"],
     )
+
+
+def _one_dtype(named):
+    """named: ((what, dtype, convt3d_dtype), ...) for x, weight and bias (when
+    given).  The (x, weight, bias, y) types of the problem -- bias_type is
+    x's without a bias, as the library wants all four equal -- or
+    UnsupportedError (CONVT3D_ERR_UNSUPPORTED_DATA_TYPE) for a mix."""
+    what0, dtype0, code0 = named[0]
+    for what, dtype, code in named[1:]:
+        if code != code0:
+            raise UnsupportedError(
+                "%s is %s but %s is %s: x, weight and bias must have one dtype (%s)"
+                % (what0, dtype0, what, dtype, ACCEPTED_DTYPES),
+                _lib.STATUS["CONVT3D_ERR_UNSUPPORTED_DATA_TYPE"],
+            )
+    return (code0,) * 4
 
 
 def make_problem(
@@ -333,13 +369,11 @@ def _numpy_args(x, weight, bias):
         )
     if unbatched:
         x = x[None]
-    dtypes = (
-        _np_dtype("x", x.dtype),
-        _np_dtype("weight", weight.dtype),
-        _lib.F32 if bias is None else _np_dtype("bias", bias.dtype),
-        _np_dtype("x", x.dtype),
-    )
-    return x, weight, bias, unbatched, dtypes
+    named = [("x", x.dtype, _np_dtype("x", x.dtype)),
+             ("weight", weight.dtype, _np_dtype("weight", weight.dtype))]
+    if bias is not None:
+        named.append(("bias", bias.dtype, _np_dtype("bias", bias.dtype)))
+    return x, weight, bias, unbatched, _one_dtype(named)
 
 
 def _batched_size(output_size, unbatched):
@@ -377,14 +411,25 @@ def conv_transpose3d(
     (D, H, W), or (N, C_out, D, H, W), in place of output_padding (as
     ConvTranspose3d.forward takes it).
 
-    NumPy arrays (float32) run on the CPU by default (device="cuda" stages
-    them through a GPU) and give a new C-contiguous array.  torch tensors run
-    where they live (CPU or CUDA, in place, on torch's current stream) and give
-    a torch tensor, channels_last_3d when x is; autograd works.
+    x, weight and bias share one dtype: float32, float16 or bfloat16 (NumPy:
+    float32, float16, and ml_dtypes.bfloat16 when installed; torch: the three
+    torch dtypes); the output has it too.  Half data is computed in fp32 and
+    rounded once.  Another dtype or a mix: UnsupportedError
+    (CONVT3D_ERR_UNSUPPORTED_DATA_TYPE).
 
-    math_mode ("f32", "tf32", "3xtf32" or the enum's int) and implementation
-    (an exact name from convt3d.implementations()) go to the plan options as
-    they are: the library refuses what it does not offer (UnsupportedError).
+    NumPy arrays run on the CPU by default (device="cuda" stages them through
+    a GPU) and give a new C-contiguous array.  torch tensors run where they
+    live (CPU or CUDA, in place, on torch's current stream) and give a torch
+    tensor, channels_last_3d when x is; autograd works.
+
+    math_mode: None or "f32" (alias "fp32": exact fp32, the default), "tf32"
+    (tensor cores, inputs rounded to TF32: relative L2 error about 1e-4..1e-3),
+    "3xtf32" (tensor cores at fp32 accuracy), or the enum's ints 0, 1, 2.  A
+    mode permits reduced precision on the GPU; the CPU computes every mode in
+    full fp32, and for half data the mode changes nothing.  An unknown name is
+    InvalidProblemError, an int that is not a mode UnsupportedError.
+    implementation: an exact name from convt3d.implementations() (the
+    library refuses one that does not apply: UnsupportedError).
     """
     if _is_torch(x) or _is_torch(weight):
         from . import _torch_ops
@@ -423,7 +468,7 @@ def conv_transpose3d(
 
 def _numpy_problem(x, weight, bias, stride, padding, output_padding, groups, dilation,
                    output_size):
-    """NumPy arguments made contiguous float arrays, the problem they state (NCDHW) and a
+    """NumPy arguments made contiguous arrays of one dtype, the problem they state (NCDHW) and a
     new output array: what conv_transpose3d and reference share."""
     np = _np()
     x, weight, bias, unbatched, dtypes = _numpy_args(x, weight, bias)
@@ -456,8 +501,9 @@ def reference(
     output_size=None,
 ):
     """convt3d_reference(): the library's oracle (double accumulation,
-    single-threaded, slow by design) on NumPy arrays, same arguments as
-    conv_transpose3d."""
+    single-threaded, slow by design) on NumPy arrays, same arguments and
+    dtypes as conv_transpose3d; half data is widened to f32 and each output
+    rounded once to its dtype."""
     x, weight, bias, unbatched, p, y = _numpy_problem(
         x, weight, bias, stride, padding, output_padding, groups, dilation, output_size
     )

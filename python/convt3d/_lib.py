@@ -47,7 +47,8 @@ F32, F16, BF16 = 0, 1, 2
 DTYPE_NAMES = {F32: "f32", F16: "f16", BF16: "bf16"}
 DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA = 0, 1, 2
 DEVICE_KIND_NAMES = {DEVICE_AUTO: "auto", DEVICE_CPU: "cpu", DEVICE_CUDA: "cuda"}
-MATH_MODES = {"f32": 0, "tf32": 1, "3xtf32": 2}
+MATH_MODES = {"f32": 0, "tf32": 1, "3xtf32": 2}  # convt3d_math_mode; names as Plan.math_mode gives them
+MATH_MODE_ALIASES = dict(MATH_MODES, fp32=0)  # what a math_mode argument may say (any case)
 
 
 # ---- exceptions -----------------------------------------------------------
@@ -73,8 +74,9 @@ class InvalidProblemError(Error, ValueError):
 
 
 class UnsupportedError(Error, ValueError):
-    """Valid, but not offered: a data type or math mode this version does not
-    compute, an unknown implementation, or one that does not apply."""
+    """Valid, but not offered: a data type the library does not compute
+    (float64, a mix of dtypes), an int that is not a math mode, an unknown
+    implementation, or one that does not apply."""
 
 
 class DeviceError(Error, RuntimeError):

@@ -16,6 +16,8 @@ from . import (
     InvalidProblemError,
     Plan,
     _device_name,
+    _math_mode,
+    _one_dtype,
     _triple,
     _unsupported_dtype,
     make_problem,
@@ -89,7 +91,10 @@ class Spec:
         self.groups = groups
         self.dilation = _triple("dilation", dilation)
         self.output_size = None if output_size is None else tuple(int(s) for s in output_size)
-        self.math_mode = math_mode
+        # the convt3d_math_mode int (None: the default, f32), so that "tf32",
+        # "TF32" and 1 share plans; an unknown name raises here, before any lookup
+        mode = _math_mode(math_mode)
+        self.math_mode = _lib.MATH_MODES["f32"] if mode is None else mode
         self.implementation = implementation
 
 
@@ -127,12 +132,10 @@ def _prepare(x, weight, bias, spec, device):
     weight = weight.contiguous()
     if bias is not None:
         bias = bias.contiguous()
-    dtypes = (
-        _dtype("x", x),
-        _dtype("weight", weight),
-        _lib.F32 if bias is None else _dtype("bias", bias),
-        _dtype("x", x),
-    )
+    named = [("x", x.dtype, _dtype("x", x)), ("weight", weight.dtype, _dtype("weight", weight))]
+    if bias is not None:
+        named.append(("bias", bias.dtype, _dtype("bias", bias)))
+    dtypes = _one_dtype(named)
     p = make_problem(
         x.shape,
         weight.shape,
@@ -204,7 +207,8 @@ def forward(x, weight, bias, spec, device=None, plan_cache=None):
     keeps plans across calls; without it the plan lives for this call."""
     if plan_cache is not None:
         # the fast path: a call like one already made with these weights
-        # (same x shape, dtype, device and layout, same spec) reuses what that
+        # (same x shape, dtype, device and layout, same spec -- math mode
+        # included; the weights' dtype is part of their state) reuses what that
         # call derived -- its validation, problem, plan and output shape.
         # Only for dense weights (a copy would be new weights each call) and
         # device=None (whose check depends on the current CUDA device).

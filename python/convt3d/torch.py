@@ -6,8 +6,10 @@
     y = m(x)                                          # CPU or CUDA tensors, autograd works
 
 The module is a subclass of torch.nn.ConvTranspose3d (same constructor,
-parameters, state_dict, repr); only forward differs.  Plans are cached per
-(input shape, device, dtype, layout, output_padding) and rebuilt when the
+parameters, state_dict, repr); only forward differs.  float32, float16 and
+bfloat16 parameters (``dtype=``, ``m.half()``, ``m.to(torch.bfloat16)``) with
+an input of the same dtype; the output has it.  Plans are cached per
+(input shape, device, dtype, layout, output_padding, math mode) and rebuilt when the
 weight or bias changes: their data_ptr and autograd version counters are
 compared on every call (no copy, no hash of the data).  Writes that bypass the
 version counter (``m.weight.data.copy_(...)``) are not seen: call
@@ -18,7 +20,7 @@ import collections
 
 import torch as _torch
 
-from . import _torch_ops
+from . import _math_mode, _torch_ops
 
 __all__ = ["ConvTranspose3d", "from_module", "conv_transpose3d", "PlanCache"]
 
@@ -64,6 +66,8 @@ class PlanCache:
         if state != self._weights:
             self.clear()
             self._weights = state
+        # the problem's bytes hold the data types (x_type .. y_type) with the
+        # sizes and layout; spec.math_mode is the normalised int
         key = (bytes(problem), dev.kind, dev.ordinal, spec.math_mode, spec.implementation)
         plan = self._plans.get(key)
         if plan is not None:
@@ -119,9 +123,18 @@ class ConvTranspose3d(_torch.nn.ConvTranspose3d):
     """torch.nn.ConvTranspose3d whose forward runs libconvt3d.
 
     Extra keywords: math_mode and implementation, passed to the plan options
-    (see convt3d.conv_transpose3d)."""
+    (see convt3d.conv_transpose3d); both are attributes that may be changed
+    later (each mode keeps its own plans).  The default math_mode (None, the
+    same as "f32") is exact fp32 on every device, whatever
+    torch.backends.cudnn.allow_tf32 says: torch's default for a CUDA
+    ConvTranspose3d in float32 is TF32 (allow_tf32 is True unless changed),
+    which math_mode="tf32" mirrors -- e.g.
+    ``math_mode="tf32" if torch.backends.cudnn.allow_tf32 else "f32"``.
+    For float16 and bfloat16 parameters the mode changes nothing (their
+    products are exact and accumulate in fp32)."""
 
     def __init__(self, *args, math_mode=None, implementation=None, **kwargs):
+        _math_mode(math_mode)  # an unknown name raises now, not at the first forward
         super().__init__(*args, **kwargs)
         self.math_mode = math_mode
         self.implementation = implementation

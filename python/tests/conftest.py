@@ -86,3 +86,27 @@ def kwargs(pr):
 @pytest.fixture
 def rng(request):
     return np.random.default_rng(zlib.crc32(request.node.name.encode()))
+
+
+# Relative L2 tolerances against convt3d_f64 on the same inputs (for half data,
+# the half-rounded ones): f32 data by math mode; f16/bf16 data by dtype (their
+# products are exact in every mode, the output is rounded once to the dtype).
+TOL_MODE = {"f32": 1e-5, "fp32": 1e-5, "3xtf32": 1e-5, "tf32": 1e-3, 0: 1e-5, 1: 1e-3, 2: 1e-5}
+TOL_HALF = {"float16": 1e-3, "bfloat16": 8e-3}
+
+
+def tolerance(dtype, mode="f32"):
+    """dtype: a NumPy or torch dtype (or its name); mode: a math_mode argument."""
+    if str(dtype).startswith("torch."):
+        name = str(dtype)[len("torch."):]
+    else:
+        name = np.dtype(dtype).name  # np.float16, "float16", ml_dtypes.bfloat16
+    if name in TOL_HALF:
+        return TOL_HALF[name]
+    return TOL_MODE[mode.lower() if isinstance(mode, str) else mode]
+
+
+def rel_l2(y, ref):
+    y = np.asarray(y, np.float64)
+    ref = np.asarray(ref, np.float64)
+    return float(np.linalg.norm(y - ref) / max(np.linalg.norm(ref), 1e-30))

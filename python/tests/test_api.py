@@ -90,21 +90,57 @@ def test_errors_carry_status_and_message():
     assert e.value.status_name == "CONVT3D_ERR_BAD_DEVICE_STRING"
 
 
-def test_unsupported_modes_reach_the_library():
+MODE_NAMES = [("f32", "f32"), ("fp32", "f32"), ("FP32", "f32"), (None, "f32"), (0, "f32"),
+              ("tf32", "tf32"), ("TF32", "tf32"), (1, "tf32"),
+              ("3xtf32", "3xtf32"), ("3xTF32", "3xtf32"), (2, "3xtf32")]
+
+
+@pytest.mark.parametrize("mode,name", MODE_NAMES)
+def test_math_modes_are_accepted(mode, name):
+    import numpy as np
+    x = np.ones((1, 2, 3, 3, 3), np.float32)
+    w = np.ones((2, 2, 3, 3, 3), np.float32)
+    y = convt3d.conv_transpose3d(x, w, math_mode=mode)
+    assert y.shape == (1, 2, 5, 5, 5) and y.dtype == np.float32
+    assert y.max() == 54.0  # small integers: exact in every mode
+    plan = convt3d.Plan(convt3d.make_problem(x.shape, w.shape), "cpu", w.ctypes.data,
+                        math_mode=mode)
+    assert plan.math_mode == name
+    plan.close()
+
+
+def test_invalid_math_modes_raise():
     import numpy as np
     x = np.zeros((1, 2, 3, 3, 3), np.float32)
     w = np.zeros((2, 2, 3, 3, 3), np.float32)
-    for mode in ("tf32", "3xtf32", 7):
+    for mode in (7, -1, 2 ** 40):  # ints reach the library (or would not fit its int)
         with pytest.raises(convt3d.UnsupportedError) as e:
             convt3d.conv_transpose3d(x, w, math_mode=mode)
-        assert e.value.status_name in ("CONVT3D_ERR_UNSUPPORTED_MATH_MODE",)
-    assert convt3d.conv_transpose3d(x, w, math_mode="f32").shape == (1, 2, 5, 5, 5)
-    with pytest.raises(convt3d.UnsupportedError) as e:
-        convt3d.conv_transpose3d(x.astype(np.float16), w.astype(np.float16))
-    assert e.value.status_name == "CONVT3D_ERR_UNSUPPORTED_DATA_TYPE"
+        assert e.value.status_name == "CONVT3D_ERR_UNSUPPORTED_MATH_MODE"
+    for mode in ("bogus", "f16", "", True, 1.0):  # names are checked in Python
+        with pytest.raises(convt3d.InvalidProblemError) as e:
+            convt3d.conv_transpose3d(x, w, math_mode=mode)
+        assert e.value.status_name is None and "tf32" in str(e.value)
+
+
+def test_data_types_reach_the_library():
+    import numpy as np
+    x = np.ones((1, 2, 3, 3, 3), np.float32)
+    w = np.ones((2, 2, 3, 3, 3), np.float32)
+    b = np.ones(2, np.float32)
+    y = convt3d.conv_transpose3d(x.astype(np.float16), w.astype(np.float16), b.astype(np.float16))
+    assert y.dtype == np.float16 and y.max() == 55.0
     with pytest.raises(convt3d.UnsupportedError) as e:
         convt3d.conv_transpose3d(x.astype(np.float64), w)
     assert e.value.status_name == "CONVT3D_ERR_UNSUPPORTED_DATA_TYPE"
+    assert "float64" in str(e.value) and "float32, float16 or bfloat16" in str(e.value)
+    for args in [(x.astype(np.float16), w), (x, w.astype(np.float16)),
+                 (x.astype(np.float16), w.astype(np.float16), b),
+                 (x, w, b.astype(np.float16))]:
+        with pytest.raises(convt3d.UnsupportedError) as e:
+            convt3d.conv_transpose3d(*args)
+        assert e.value.status_name == "CONVT3D_ERR_UNSUPPORTED_DATA_TYPE"
+        assert "one dtype" in str(e.value) and "float32, float16 or bfloat16" in str(e.value)
     with pytest.raises(convt3d.UnsupportedError) as e:
         convt3d.conv_transpose3d(x, w, implementation="cpu/no_such_kernel")
     assert e.value.status_name == "CONVT3D_ERR_UNKNOWN_IMPLEMENTATION"

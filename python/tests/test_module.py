@@ -8,6 +8,7 @@ torch = pytest.importorskip("torch", reason="torch is not installed: the torch t
 
 import convt3d  # noqa: E402
 import convt3d.torch as ct  # noqa: E402
+from conftest import convt3d_f64, tolerance  # noqa: E402
 
 DEVICES = ["cpu"]
 if torch.cuda.is_available() and convt3d.cuda_device_count() > 0:
@@ -18,6 +19,13 @@ def close(y, ref, tol=1e-5):
     y, ref = y.detach().double().cpu(), ref.detach().double().cpu()
     err = (torch.linalg.vector_norm(y - ref) / max(torch.linalg.vector_norm(ref).item(), 1e-30)).item()
     assert err <= tol, "relative L2 error %.3e" % err
+
+
+def f64(x, w, b=None, **kw):
+    """The float64 formula on the tensors as they are (half-rounded ones included)."""
+    def np64(t):
+        return None if t is None else t.detach().double().cpu().numpy()
+    return torch.from_numpy(convt3d_f64(np64(x), np64(w), np64(b), **kw))
 
 
 @pytest.fixture(autouse=True)
@@ -165,7 +173,90 @@ def test_constructor_like_torch():
         ct.ConvTranspose3d(2, 2, 3, padding_mode="reflect")
     m = ct.ConvTranspose3d(2, 4, 3, dtype=torch.float32, math_mode="f32")
     assert isinstance(m, torch.nn.ConvTranspose3d) and "math_mode" in repr(m)
-    with pytest.raises(convt3d.UnsupportedError):
-        ct.ConvTranspose3d(2, 4, 3, math_mode="tf32")(torch.randn(1, 2, 3, 3, 3))
+    with pytest.raises(convt3d.InvalidProblemError):
+        ct.ConvTranspose3d(2, 4, 3, math_mode="bogus")  # at construction, not at forward
     with pytest.raises(TypeError):
         ct.from_module(torch.nn.Conv3d(2, 2, 3))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", ["tf32", "3xtf32"])
+def test_math_modes_of_the_module(device, mode):
+    torch.manual_seed(6)
+    ref = torch.nn.ConvTranspose3d(32, 16, 3, stride=2, padding=1, device=device)
+    m = ct.from_module(ref, math_mode=mode)
+    assert "math_mode=%r" % mode in repr(m)
+    x = torch.randn(2, 32, 4, 5, 6, device=device)
+    with torch.no_grad():
+        y = m(x)
+    assert m.plan_cache.plans()[0].math_mode == mode
+    close(y, f64(x, ref.weight, ref.bias, stride=2, padding=1), tolerance(torch.float32, mode))
+
+
+def test_plan_cache_keys_on_dtype_and_math_mode():
+    torch.manual_seed(7)
+    m = ct.ConvTranspose3d(4, 6, 3, stride=2, padding=1)
+    x = torch.randn(2, 4, 3, 4, 5)
+    kw = dict(stride=2, padding=1)
+    with torch.no_grad():
+        m(x)
+        assert m.plan_cache.builds == 1
+        for bad in (x.half(), x.bfloat16()):  # same shape and weights: not the f32 plan
+            with pytest.raises(convt3d.UnsupportedError) as e:
+                m(bad)
+            assert e.value.status_name == "CONVT3D_ERR_UNSUPPORTED_DATA_TYPE"
+        assert m.plan_cache.builds == 1
+        m.math_mode = "tf32"  # a plan of its own, beside the f32 one
+        m(x)
+        assert m.plan_cache.builds == 2 and len(m.plan_cache) == 2
+        assert sorted(p.math_mode for p in m.plan_cache.plans()) == ["f32", "tf32"]
+        for same in (1, "TF32"):  # the same mode, the same plan
+            m.math_mode = same
+            m(x)
+        for same in (None, "f32", "fp32", 0):  # all the default
+            m.math_mode = same
+            close(m(x), f64(x, m.weight, m.bias, **kw))
+        assert m.plan_cache.builds == 2
+        m.math_mode = "bogus"
+        with pytest.raises(convt3d.InvalidProblemError):
+            m(x)
+        m.math_mode = None
+        for dtype, code in ((torch.float16, 1), (torch.bfloat16, 2), (torch.float32, 0)):
+            m.to(dtype)  # new parameters: the plans are rebuilt for them
+            builds = m.plan_cache.builds
+            xd = x.to(dtype)
+            y = m(xd)
+            assert y.dtype == dtype and m.plan_cache.builds == builds + 1
+            assert [p.problem.x_type for p in m.plan_cache.plans()] == [code]
+            close(y, f64(xd, m.weight, m.bias, **kw), tolerance(dtype))
+            m(xd)
+            assert m.plan_cache.builds == builds + 1
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_parameters(device, dtype):
+    torch.manual_seed(8)
+    ref = torch.nn.ConvTranspose3d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2,
+                                   device=device)
+    m = ct.from_module(ref, share=False)
+    m = m.half() if dtype == torch.float16 else m.to(torch.bfloat16)
+    assert m.weight.dtype == dtype and m.bias.dtype == dtype
+    ref = ref.to(dtype)
+    x = torch.randn(2, 4, 3, 4, 5, device=device).to(dtype)
+    kw = dict(stride=2, padding=1, output_padding=1, groups=2)
+    for cl in (False, True):
+        xin = (x.to(memory_format=torch.channels_last_3d) if cl else x).detach()
+        xin.requires_grad_()
+        y = m(xin)
+        assert y.dtype == dtype and y.device == x.device
+        close(y, f64(xin, m.weight, m.bias, **kw), tolerance(dtype))
+        yr = ref(xin)
+        g = torch.randn_like(yr)
+        got = torch.autograd.grad(y, (xin, m.weight, m.bias), g)
+        want = torch.autograd.grad(yr, (xin, ref.weight, ref.bias), g)
+        for a, e in zip(got, want):  # the backward is torch's own, in the dtype
+            assert a.dtype == dtype
+            close(a, e, 1e-2)
+    m2 = ct.ConvTranspose3d(4, 6, 3, stride=2, dtype=dtype, device=device)  # dtype= too
+    assert m2(x).dtype == dtype

@@ -3,13 +3,19 @@ import numpy as np
 import pytest
 
 import convt3d
-from conftest import convt3d_f64, kwargs, random_problem, tensors
+from conftest import convt3d_f64, kwargs, random_problem, rel_l2, tensors, tolerance
+
+# device="cuda" stages the host arrays through a GPU (skipped without one)
+DEVICES = ["cpu"] + (["cuda"] if convt3d.cuda_device_count() > 0 else [])
 
 
 def close(y, ref, tol=1e-5):
-    ref = np.asarray(ref, np.float64)
-    err = np.linalg.norm(y.astype(np.float64) - ref) / max(np.linalg.norm(ref), 1e-30)
-    assert err <= tol, "relative L2 error %.3e" % err
+    err = rel_l2(y.astype(np.float64), ref)
+    assert err <= tol, "relative L2 error %.3e (tolerance %.0e)" % (err, tol)
+
+
+def _cast(arrays, dtype):
+    return tuple(None if a is None else a.astype(dtype) for a in arrays)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -131,3 +137,58 @@ def test_plan_object():
     assert "mb1" in repr(plan)
     plan.close()
     plan.close()
+
+
+# ---- data types and math modes ----------------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("seed", range(16))
+def test_float16_random_problems(device, seed):
+    rng = np.random.default_rng(4000 + seed)
+    pr = random_problem(rng)
+    x, w, b = _cast(tensors(rng, pr), np.float16)
+    y = convt3d.conv_transpose3d(x, w, b, device=device, **kwargs(pr))
+    assert y.dtype == np.float16 and y.flags.c_contiguous
+    f64 = convt3d_f64(x, w, b, **kwargs(pr))  # from the same half-rounded inputs
+    assert y.shape == f64.shape
+    close(y, f64, tolerance(np.float16))
+    ref = convt3d.reference(x, w, b, **kwargs(pr))
+    assert ref.dtype == np.float16
+    close(ref, f64, tolerance(np.float16))
+
+
+def test_bfloat16_through_ml_dtypes():
+    # NumPy has no bfloat16: ml_dtypes' is taken when installed (else bf16 is
+    # reached from torch tensors only, see test_torch.py)
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed")
+    rng = np.random.default_rng(11)
+    x, w, b = _cast((rng.uniform(-1, 1, (2, 6, 3, 4, 5)), rng.uniform(-1, 1, (6, 2, 3, 3, 3)),
+                     rng.uniform(-1, 1, 4)), ml_dtypes.bfloat16)
+    kw = dict(stride=2, padding=1, groups=2)
+    y = convt3d.conv_transpose3d(x, w, b, **kw)
+    assert y.dtype == ml_dtypes.bfloat16
+    close(y, convt3d_f64(x, w, b, **kw), tolerance("bfloat16"))
+    with pytest.raises(convt3d.UnsupportedError) as e:
+        convt3d.conv_transpose3d(x, w.astype(np.float16), **kw)
+    assert e.value.status_name == "CONVT3D_ERR_UNSUPPORTED_DATA_TYPE"
+
+
+def _tensor_core_sized(rng):
+    # enough channels a group for the GPU's tensor-core (igemm mma) kernels
+    x = rng.uniform(-1, 1, (2, 32, 4, 5, 6)).astype(np.float32)
+    w = rng.uniform(-1, 1, (32, 16, 3, 3, 3)).astype(np.float32)
+    b = rng.uniform(-1, 1, 16).astype(np.float32)
+    return x, w, b, dict(stride=2, padding=1, output_padding=1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", ["f32", "tf32", "3xtf32"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_math_modes_against_f64(device, mode, dtype):
+    rng = np.random.default_rng(12)
+    x, w, b, kw = _tensor_core_sized(rng)
+    x, w, b = _cast((x, w, b), dtype)
+    y = convt3d.conv_transpose3d(x, w, b, device=device, math_mode=mode, **kw)
+    assert y.dtype == dtype
+    close(y, convt3d_f64(x, w, b, **kw), tolerance(dtype, mode))
