@@ -77,7 +77,7 @@ static void floor_text(const device_run *d, char *buf, size_t size)
 void report_header(FILE *f, const device_run *devs, int n_dev, const bench_options *o,
                    const char *extra)
 {
-    fprintf(f, "convt3d-bench %s: ConvTranspose3d, %s data, math %s (%s), median of timed runs "
+    fprintf(f, "convt3d-bench %s: ConvTranspose3d, %s data, math %s (mode %s), median of timed runs "
                "after warm-up\n",
             convt3d_version(), convt3d_dtype_name(o->dtype), mode_math_name(o->math),
             prec_name(mode_prec(o->dtype, o->math)));
