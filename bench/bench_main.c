@@ -43,6 +43,26 @@ static int setup_threads(const bench_options *o)
 #endif
 }
 
+/* NVIDIA_TF32_OVERRIDE=0 makes cuDNN (and cuBLAS) never use TF32, whatever
+ * they are asked.  An fp32 run sets it, so that fp32 means fp32 even where
+ * the environment would allow TF32 (cuDNN is asked for FMA math as well).  A
+ * run with a TF32 baseline (tf32, 3xtf32) must not have it: its cuDNN TF32
+ * row would silently be fp32 and flatter convt3d.  Set before cuDNN loads. */
+static void tf32_environment(const bench_options *o)
+{
+    const int tf32_baseline = o->dtype == CONVT3D_F32 && o->math != CONVT3D_MATH_F32;
+    if (!tf32_baseline) {
+        setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
+        return;
+    }
+    const char *v = getenv("NVIDIA_TF32_OVERRIDE");
+    if (v && strcmp(v, "0") == 0)
+        fprintf(stderr, "convt3d-bench: --math=%s: unsetting NVIDIA_TF32_OVERRIDE=0, which would "
+                        "keep cuDNN's TF32 baseline from using TF32\n",
+                mode_math_name(o->math));
+    unsetenv("NVIDIA_TF32_OVERRIDE");
+}
+
 static const char *no_cuda_reason(void)
 {
     if (!convt3d_has_cuda_support())
@@ -177,25 +197,62 @@ static void list_cases(const case_list *cl)
     }
 }
 
+/* Host tensors of the run's type for one problem: for f32 the f32 arrays
+ * themselves; else typed copies.  0, or -1 when out of memory. */
+static int alloc_typed(bench_problem *bp)
+{
+    if (bp->dtype == CONVT3D_F32) {
+        bp->xt = bp->x;
+        bp->wt = bp->w;
+        bp->bt = bp->b;
+        bp->yt = bp->y;
+        return 0;
+    }
+    bp->xt = data_alloc_elems(bp->x_elems, bp->esize);
+    bp->wt = data_alloc_elems(bp->w_elems, bp->esize);
+    bp->yt = data_alloc_elems(bp->y_elems, bp->esize);
+    bp->bt = bp->b_elems ? data_alloc_elems(bp->b_elems, bp->esize) : NULL;
+    return bp->xt && bp->wt && bp->yt && (!bp->b_elems || bp->bt) ? 0 : -1;
+}
+
+/* f32 data -> the run's type (to nearest even) -> back into the f32 array,
+ * so that the reference's inputs are exactly the implementations'. */
+static int round_to_type(const bench_problem *bp, float *f32, void *typed, int64_t n)
+{
+    if ((void *)f32 == typed || n == 0)
+        return 0;
+    if (convt3d_convert(f32, CONVT3D_F32, typed, bp->dtype, n) != CONVT3D_SUCCESS ||
+        convt3d_convert(typed, bp->dtype, f32, CONVT3D_F32, n) != CONVT3D_SUCCESS)
+        return -1;
+    return 0;
+}
+
 /* Inputs, reference and host output of one problem.  0, or -1 with why. */
 static int problem_setup(bench_problem *bp, const bench_case *bc, const bench_options *o,
                          size_t index, char *why, size_t why_size)
 {
     memset(bp, 0, sizeof *bp);
-    bp->p = bc->problem;
+    bp->p32 = bc->problem;
+    mode_apply_dtype(&bp->p32, CONVT3D_F32);
+    bp->p = bp->p32;
+    mode_apply_dtype(&bp->p, o->dtype);
+    bp->dtype = o->dtype;
+    bp->esize = convt3d_dtype_size(o->dtype);
     convt3d_output_dims(&bp->p, bp->out);
     convt3d_tensor_elems(&bp->p, &bp->x_elems, &bp->w_elems, &bp->y_elems);
     bp->b_elems = bp->p.has_bias ? bp->p.out_channels : 0;
     bp->macs = problem_macs(&bp->p);
     bp->flops = 2 * bp->macs;
-    bp->bytes = 4.0 * (double)(bp->x_elems + bp->w_elems + bp->b_elems + bp->y_elems);
+    bp->bytes = (double)bp->esize * (double)(bp->x_elems + bp->w_elems + bp->b_elems + bp->y_elems);
     bp->x = data_alloc(bp->x_elems);
     bp->w = data_alloc(bp->w_elems);
     bp->y = data_alloc(bp->y_elems);
     bp->b = bp->b_elems ? data_alloc(bp->b_elems) : NULL;
-    if (!bp->x || !bp->w || !bp->y || (bp->b_elems && !bp->b)) {
-        snprintf(why, why_size, "out of host memory (x, w and y need %.2f GB)",
-                 bp->bytes * 1e-9);
+    if (!bp->x || !bp->w || !bp->y || (bp->b_elems && !bp->b) || alloc_typed(bp)) {
+        const double f32_bytes = 4.0 * (double)(bp->x_elems + bp->w_elems + bp->y_elems);
+        snprintf(why, why_size, "out of host memory (x, w and y need %.2f GB%s)",
+                 (f32_bytes + (bp->dtype == CONVT3D_F32 ? 0 : bp->bytes)) * 1e-9,
+                 bp->dtype == CONVT3D_F32 ? "" : " in f32 and in the run's type");
         return -1;
     }
     /* Fresh data per problem, reproducible from --seed. */
@@ -204,11 +261,26 @@ static int problem_setup(bench_problem *bp, const bench_case *bc, const bench_op
     data_fill_uniform(bp->w, bp->w_elems, base + 1);
     if (bp->b)
         data_fill_uniform(bp->b, bp->b_elems, base + 2);
+    if (round_to_type(bp, bp->x, bp->xt, bp->x_elems) ||
+        round_to_type(bp, bp->w, bp->wt, bp->w_elems) ||
+        round_to_type(bp, bp->b, bp->bt, bp->b_elems)) {
+        snprintf(why, why_size, "convt3d_convert to %s: %s", convt3d_dtype_name(bp->dtype),
+                 convt3d_last_error());
+        return -1;
+    }
     return 0;
 }
 
 static void problem_release(bench_problem *bp)
 {
+    if (bp->xt != bp->x)
+        data_free(bp->xt);
+    if (bp->wt != bp->w)
+        data_free(bp->wt);
+    if (bp->bt != bp->b)
+        data_free(bp->bt);
+    if (bp->yt != bp->y)
+        data_free(bp->yt);
     data_free(bp->x);
     data_free(bp->w);
     data_free(bp->y);
@@ -234,8 +306,8 @@ static void run_on_cuda(const bench_problem *bp, const bench_options *o, const b
     char err[512];
     gpu_bufs g;
     cr->n_impl[d] = o->baselines ? 2 : 1;
-    if (gpu_bufs_create(&g, ordinal, bp->x, bp->x_elems, bp->w, bp->w_elems, bp->b, bp->b_elems,
-                        bp->y_elems, err, sizeof err)) {
+    if (gpu_bufs_create(&g, ordinal, bp->xt, bp->x_elems, bp->wt, bp->w_elems, bp->bt,
+                        bp->b_elems, bp->y_elems, bp->esize, err, sizeof err)) {
         for (int i = 0; i < cr->n_impl[d]; i++) {
             impl_init(&cr->impl[d][i], i ? "cuDNN" : "convt3d", i);
             impl_set(&cr->impl[d][i], IMPL_FAILED, "device buffers: %s", err);
@@ -244,7 +316,7 @@ static void run_on_cuda(const bench_problem *bp, const bench_options *o, const b
     }
     run_convt3d_cuda(bp, &g, s, &cr->impl[d][0]);
     if (o->baselines)
-        run_cudnn(bp, &g, s, &cr->impl[d][1]);
+        cr->n_impl[d] = 1 + run_cudnn(bp, &g, s, &cr->impl[d][1]);
     gpu_bufs_destroy(&g);
 }
 
@@ -253,6 +325,8 @@ static void run_case(size_t index, const bench_case *bc, const bench_options *o,
 {
     memset(cr, 0, sizeof *cr);
     cr->bc = bc;
+    cr->dtype = o->dtype;
+    cr->math = o->math;
     if (bc->kind != CASE_RUN)
         return;
     cr->macs = problem_macs(&bc->problem);
@@ -274,7 +348,8 @@ static void run_case(size_t index, const bench_case *bc, const bench_options *o,
         fprintf(stderr, "convt3d-bench: %s: reference (%.2f GMAC)...\n", bc->label,
                 bp.vp.macs * 1e-9);
     char err[512];
-    if (verify_run_reference(&bp.vp, &bp.p, bp.x, bp.w, bp.b, err, sizeof err))
+    /* the f32 problem on the rounded values, float64 accumulation */
+    if (verify_run_reference(&bp.vp, &bp.p32, bp.x, bp.w, bp.b, err, sizeof err))
         fprintf(stderr, "convt3d-bench: %s: %s: verification skipped\n", bc->label, err);
     cr->vmode = bp.vp.mode;
     snprintf(cr->vwhy, sizeof cr->vwhy, "%s", bp.vp.why);
@@ -313,12 +388,11 @@ static int exit_status(const case_result *res, size_t n, int n_dev)
 
 int main(int argc, char **argv)
 {
-    /* fp32 means fp32: no TF32 in cuDNN even if the environment allows it. */
-    setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
     bench_options o;
     const int parsed = cli_parse(argc, argv, &o);
     if (parsed)
         return parsed > 0 ? 0 : 2;
+    tf32_environment(&o);
     const int threads = setup_threads(&o);
     const int only_calibrate =
         o.calibrate && !o.n_suites && !o.n_batches && !o.n_descs && !o.have_shape && !o.random_n;
@@ -340,7 +414,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (o.list_kernels) {
-        list_implementations(&cl, devs, n_dev);
+        list_implementations(&cl, devs, n_dev, o.dtype, o.math);
         cases_free(&cl);
         return 0;
     }
@@ -361,7 +435,9 @@ int main(int argc, char **argv)
     s.timing.reps = o.reps;
     s.timing.warmup = o.warmup;
     s.timing.max_reps = 1000;
-    s.tol = o.tol;
+    s.user_tol = o.tol;
+    s.dtype = o.dtype;
+    s.math = o.math;
     s.verbose = o.verbose;
     s.staged = o.staged || o.verbose;
     s.host_cost = o.host_cost;

@@ -6,13 +6,15 @@
 #include <string.h>
 
 #include "cli.h"
+#include "modes.h"
 
 enum {
     OPT_N = 256, OPT_CIN, OPT_COUT, OPT_IN, OPT_KERNEL, OPT_STRIDE, OPT_PADDING, OPT_OUTPUT_PADDING,
     OPT_GROUPS, OPT_DILATION, OPT_BIAS, OPT_NO_BIAS, OPT_LAYOUT, OPT_SUITE, OPT_BATCH, OPT_DEVICE,
     OPT_THREADS, OPT_VERIFY, OPT_NO_VERIFY, OPT_VERIFY_GMAC, OPT_TOL, OPT_SEED, OPT_BUDGET,
     OPT_REPS, OPT_WARMUP, OPT_MAX_GFLOP, OPT_NO_BASELINES, OPT_CALIBRATE, OPT_NO_CALIBRATE,
-    OPT_JSON, OPT_STAGED, OPT_LIST, OPT_VERSION, OPT_IMPL, OPT_KERNELS, OPT_RANDOM, OPT_HOST_COST
+    OPT_JSON, OPT_STAGED, OPT_LIST, OPT_VERSION, OPT_IMPL, OPT_KERNELS, OPT_RANDOM, OPT_HOST_COST,
+    OPT_DTYPE, OPT_MATH
 };
 
 static const struct option long_opts[] = {
@@ -39,6 +41,8 @@ static const struct option long_opts[] = {
     {"no-verify", no_argument, 0, OPT_NO_VERIFY},
     {"verify-gmac", required_argument, 0, OPT_VERIFY_GMAC},
     {"tol", required_argument, 0, OPT_TOL},
+    {"dtype", required_argument, 0, OPT_DTYPE},
+    {"math", required_argument, 0, OPT_MATH},
     {"seed", required_argument, 0, OPT_SEED},
     {"budget", required_argument, 0, OPT_BUDGET},
     {"reps", required_argument, 0, OPT_REPS},
@@ -62,10 +66,11 @@ void cli_usage(FILE *f)
     fputs(
         "usage: convt3d-bench [options] [DESCRIPTOR...]\n"
         "\n"
-        "Times convt3d's ConvTranspose3d (fp32) against oneDNN (CPU) and cuDNN (GPU) in the\n"
-        "same run, verifies every implementation against convt3d_reference(), and prints a\n"
-        "table.  Without problems it runs the bench suite (DESIGN.md section 5) on the CPU\n"
-        "and, when present, the first CUDA device.\n"
+        "Times convt3d's ConvTranspose3d (fp32, or the mode of --dtype/--math) against\n"
+        "oneDNN (CPU) and cuDNN (GPU) in the same run, verifies every implementation\n"
+        "against convt3d_reference(), and prints a table.  Without problems it runs the\n"
+        "bench suite (DESIGN.md section 5) on the CPU and, when present, the first CUDA\n"
+        "device.\n"
         "\n"
         "Problems (any mix; each given problem runs once per device):\n"
         "  DESCRIPTOR            oneDNN benchdnn deconvolution descriptor, e.g.\n"
@@ -103,17 +108,31 @@ void cli_usage(FILE *f)
         "  --host-cost           GPU: also the host time per convt3d_execute_on_stream call\n"
         "                        (device pointers, calls queued without synchronising)\n"
         "\n"
-        "Verification (fresh uniform [-1,1) data; pass: relative L2 error <= --tol):\n"
+        "Modes (one per run; the table, the JSON and the summaries name it):\n"
+        "  --dtype=f32|f16|bf16  type of x, weight, bias and y (default f32); data is drawn\n"
+        "                        in f32 and rounded to it, the reference runs in f32 on\n"
+        "                        the rounded values with float64 accumulation\n"
+        "  --math=fp32|tf32|3xtf32   convt3d's plan math mode (default fp32; f32 is a\n"
+        "                        synonym); cuDNN runs in the same mode (3xtf32: twice, fp32\n"
+        "                        FMA and TF32); the CPU computes every mode in fp32\n"
+        "\n"
+        "Verification (fresh uniform [-1,1) data; pass: relative L2 error <= the row's\n"
+        "tolerance: fp32 and 3xtf32 1e-5, tf32 and f16 1e-3, bf16 8e-3):\n"
         "  default               in full when the reference costs <= --verify-gmac (4)\n"
         "                        GMAC, else on one image and the last channels of each\n"
         "                        group (\"sampled\"), else skipped -- printed as such\n"
         "  --verify              always in full      --no-verify   never\n"
-        "  --tol=X (1e-5)  --seed=N (1; also the seed of --random)  --verify-gmac=X\n"
+        "  --tol=X               tighten: pass at <= min(X, the row's tolerance); a looser X\n"
+        "                        never loosens a row\n"
+        "  --seed=N (1; also the seed of --random)  --verify-gmac=X\n"
         "\n"
-        "Floors (\"% of floor\" = max(flops/peak_flops, bytes/peak_bw) / time):\n"
-        "  --calibrate           measure the FMA rate and copy bandwidth of each device\n"
-        "                        anew (cached in $XDG_CACHE_HOME/convt3d/calibration);\n"
-        "                        alone on the command line it only calibrates\n"
+        "Floors (\"% of floor\" = max(flops/peak_flops, bytes/peak_bw) / time, peak_flops\n"
+        "the ceiling of the row's mode):\n"
+        "  --calibrate           measure each device anew: the fp32 FMA rate and copy\n"
+        "                        bandwidth, on a GPU also the TF32, f16 and bf16 tensor-core\n"
+        "                        rates (mma.sync loops; 3xtf32 rows: a third of TF32's);\n"
+        "                        cached in $XDG_CACHE_HOME/convt3d/calibration; alone on\n"
+        "                        the command line it only calibrates\n"
         "  --no-calibrate        use the cache only (no %floor without it)\n"
         "\n"
         "Output:\n"
@@ -202,7 +221,9 @@ static void defaults(bench_options *o)
     o->layout = -1;
     o->verify = -1;
     o->verify_gmac = 4.0;
-    o->tol = 1e-5;
+    o->tol = -1; /* each row's mode decides (modes.h) */
+    o->dtype = CONVT3D_F32;
+    o->math = CONVT3D_MATH_F32;
     o->seed = 1;
     o->budget_s = 1.0;
     o->warmup = -1;
@@ -277,6 +298,14 @@ static int apply(bench_options *o, int c, const char *name, const char *arg)
     case OPT_NO_VERIFY: o->verify = 0; return 0;
     case OPT_VERIFY_GMAC: return parse_double(name, arg, 0, &o->verify_gmac);
     case OPT_TOL: return parse_double(name, arg, 0, &o->tol);
+    case OPT_DTYPE:
+        if (mode_parse_dtype(arg, &o->dtype))
+            return bad(name, arg, "must be f32, f16 or bf16");
+        return 0;
+    case OPT_MATH:
+        if (mode_parse_math(arg, &o->math))
+            return bad(name, arg, "must be fp32 (or f32), tf32 or 3xtf32");
+        return 0;
     case OPT_SEED:
         if (parse_i64(name, arg, 0, INT64_MAX, &v))
             return -1;
@@ -334,6 +363,12 @@ int cli_parse(int argc, char **argv, bench_options *o)
         }
         o->descs[o->n_descs++] = argv[i];
     }
+    /* --tol only tightens (modes.h): say so when it would have loosened */
+    const double mode_tol = prec_tolerance(mode_prec(o->dtype, o->math));
+    if (o->tol > mode_tol)
+        fprintf(stderr, "convt3d-bench: --tol=%g is looser than the %s tolerance %g: --tol can "
+                        "only tighten a row's check, so each row keeps its mode's\n",
+                o->tol, prec_name(mode_prec(o->dtype, o->math)), mode_tol);
     if (o->have_shape && o->shape_given != 15) {
         fprintf(stderr, "convt3d-bench: a shape from flags needs --cin, --cout, --in and "
                         "--kernel (missing:%s%s%s%s)\n",

@@ -28,7 +28,9 @@ typedef struct bench_options {
     int threads;             /* 0: OpenMP's default */
     int verify;              /* -1 automatic, 0 --no-verify, 1 --verify */
     double verify_gmac;      /* automatic: full verification up to this many GMAC */
-    double tol;
+    double tol;              /* --tol: < 0 not given; else tightens every row's tolerance */
+    convt3d_dtype dtype;     /* --dtype: x, weight, bias and y of every problem */
+    convt3d_math_mode math;  /* --math: the math mode of convt3d's plans */
     uint64_t seed;
     double budget_s;
     int reps, warmup;

@@ -3,11 +3,26 @@
  * it differentiates maps y (C_out channels, size out) to x (C_in channels,
  * size in) with PyTorch's weight read as the forward filter: K = C_in, C =
  * C_out/G, kD, kH, kW in the NCHW filter format -- PyTorch's memory as is.
- * Cross-correlation, groups through cudnnSetConvolutionGroupCount, fp32 FMA
- * math only (no TF32), the algorithm found by
- * cudnnFindConvolutionBackwardDataAlgorithmEx and its workspace allocated
- * before the timing.  Backward-data has no bias: cuDNN is timed without it
- * and its output checked against the reference minus the bias. */
+ * Cross-correlation, groups through cudnnSetConvolutionGroupCount, the
+ * algorithm found by cudnnFindConvolutionBackwardDataAlgorithmEx and its
+ * workspace allocated before the timing.  Backward-data has no bias: cuDNN
+ * is timed without it and its output checked against the reference minus
+ * the bias.
+ *
+ * The run's mode decides cuDNN's configuration (dnn_config), so that each
+ * mode is compared with cuDNN in the same precision:
+ *   fp32    float data, CUDNN_FMA_MATH, and only algorithms that ran in FMA
+ *           math are taken: no TF32 (main() also sets NVIDIA_TF32_OVERRIDE=0)
+ *   tf32    float data, CUDNN_TENSOR_OP_MATH (TF32 allowed; the fastest
+ *           algorithm in any math but ALLOW_CONVERSION, which would permit
+ *           fp16 down-conversion)
+ *   3xtf32  both of those, two rows: fp32 is the equal-accuracy baseline,
+ *           TF32 the fastest cuDNN at all
+ *   f16     CUDNN_DATA_HALF tensors and filter, fp32 compute type
+ *           (PSEUDO_HALF_CONFIG), tensor-op math
+ *   bf16    CUDNN_DATA_BFLOAT16 likewise
+ * A configuration cuDNN refuses is reported as unsupported, with cuDNN's
+ * words. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -47,8 +62,56 @@ void cudnn_release(void)
         }
 }
 
+/* One cuDNN configuration: a row of the table. */
+typedef struct dnn_config {
+    const char *name;       /* the row's name */
+    cudnnDataType_t data;   /* of x, y and the filter */
+    cudnnMathType_t math;   /* asked on the convolution descriptor */
+    int fma_only;           /* take only algorithms that ran in FMA math (no TF32) */
+    bench_prec prec;
+} dnn_config;
+
+/* The configurations of a mode (at most two); returns how many. */
+static int configs_for(convt3d_dtype dtype, convt3d_math_mode math, dnn_config out[2])
+{
+    if (dtype == CONVT3D_F16) {
+        out[0] = (dnn_config){"cuDNN", CUDNN_DATA_HALF, CUDNN_TENSOR_OP_MATH, 0, PREC_F16};
+        return 1;
+    }
+    if (dtype == CONVT3D_BF16) {
+        out[0] = (dnn_config){"cuDNN", CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_OP_MATH, 0, PREC_BF16};
+        return 1;
+    }
+    const dnn_config fp32 = {"cuDNN", CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, 1, PREC_FP32};
+    const dnn_config tf32 = {"cuDNN", CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, 0, PREC_TF32};
+    if (math == CONVT3D_MATH_TF32) {
+        out[0] = tf32;
+        return 1;
+    }
+    if (math == CONVT3D_MATH_3XTF32) {
+        out[0] = fp32;
+        out[0].name = "cuDNN fp32";
+        out[1] = tf32;
+        out[1].name = "cuDNN tf32";
+        return 2;
+    }
+    out[0] = fp32;
+    return 1;
+}
+
+static const char *math_name(cudnnMathType_t m, cudnnDataType_t data)
+{
+    switch (m) {
+    case CUDNN_FMA_MATH: return "FMA";
+    case CUDNN_TENSOR_OP_MATH: return "tensor-op";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "tensor-op with conversion";
+    default: return data == CUDNN_DATA_FLOAT ? "default (TF32 allowed)" : "default";
+    }
+}
+
 typedef struct dnn_state {
     cudnnHandle_t h;
+    const dnn_config *cfg;
     cudnnTensorDescriptor_t dy, dx; /* dy: our x (C_in), dx: our y (C_out) */
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
@@ -179,16 +242,39 @@ static int describe(dnn_state *st, const bench_problem *bp, impl_result *r)
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&st->dx));
     CUDNN_CHECK(cudnnCreateFilterDescriptor(&st->wd));
     CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&st->cd));
+    const cudnnDataType_t dt = st->cfg->data;
     tensor_dims(p, p->in_channels, p->in_size, dims, strides);
-    CUDNN_CHECK(cudnnSetTensorNdDescriptor(st->dy, CUDNN_DATA_FLOAT, 5, dims, strides));
+    CUDNN_CHECK(cudnnSetTensorNdDescriptor(st->dy, dt, 5, dims, strides));
     tensor_dims(p, p->out_channels, bp->out, dims, strides);
-    CUDNN_CHECK(cudnnSetTensorNdDescriptor(st->dx, CUDNN_DATA_FLOAT, 5, dims, strides));
-    CUDNN_CHECK(cudnnSetFilterNdDescriptor(st->wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 5, wdims));
+    CUDNN_CHECK(cudnnSetTensorNdDescriptor(st->dx, dt, 5, dims, strides));
+    CUDNN_CHECK(cudnnSetFilterNdDescriptor(st->wd, dt, CUDNN_TENSOR_NCHW, 5, wdims));
+    /* fp32 compute type for every data type: fp32 accumulation, as convt3d */
     CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(st->cd, 3, pad, str, dil,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CUDNN_CHECK(cudnnSetConvolutionGroupCount(st->cd, (int)p->groups));
-    CUDNN_CHECK(cudnnSetConvolutionMathType(st->cd, CUDNN_FMA_MATH));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(st->cd, st->cfg->math));
     return 0;
+}
+
+/* The result to take from cuDNN's search (fastest first), or -1: in fp32
+ * only one that ran in FMA math (else one in no tensor-op math), so that
+ * fp32 stays fp32; otherwise the fastest that ran, but for
+ * ALLOW_CONVERSION (fp16 down-conversion, less accurate than the mode). */
+static int pick_result(const dnn_config *cfg, const cudnnConvolutionBwdDataAlgoPerf_t *perf,
+                       int returned)
+{
+    for (int i = 0; i < returned; i++)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS &&
+            (cfg->fma_only ? perf[i].mathType == CUDNN_FMA_MATH
+                           : perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+            return i;
+    if (!cfg->fma_only)
+        return -1;
+    for (int i = 0; i < returned; i++)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
+            perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+            return i;
+    return -1;
 }
 
 /* cuDNN's own search, on our buffers, with a workspace as large as the
@@ -220,19 +306,13 @@ static int find_algo(dnn_state *st, impl_result *r)
     if (search_ws)
         cudaFree(search_ws);
     CUDNN_CHECK(s);
-    /* Results come fastest first; take the fastest that ran with FMA math. */
-    int pick = -1;
-    for (int i = 0; i < returned && pick < 0; i++)
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH)
-            pick = i;
-    for (int i = 0; i < returned && pick < 0; i++)
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
-            perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-            pick = i;
+    const int pick = pick_result(st->cfg, perf, returned);
     if (pick < 0) {
-        impl_set(r, IMPL_UNSUPPORTED, "no backward-data algorithm runs this problem in fp32 "
-                                      "FMA math (%d tried)",
-                 returned);
+        impl_set(r, IMPL_UNSUPPORTED,
+                 "no backward-data algorithm runs this problem in %s%s (%d tried%s%s)",
+                 prec_name(st->cfg->prec), st->cfg->fma_only ? " FMA math" : "", returned,
+                 returned ? "; the first: " : "",
+                 returned ? cudnnGetErrorString(perf[0].status) : "");
         return -1;
     }
     st->algo = perf[pick].algo;
@@ -241,7 +321,7 @@ static int find_algo(dnn_state *st, impl_result *r)
     if (st->ws_bytes)
         CUDA_CHECK(cudaMalloc(&st->ws, st->ws_bytes));
     snprintf(r->detail, sizeof r->detail, "%s, %s math, workspace %.1f MB, found in %.3f ms",
-             algo_name(st->algo), perf[pick].mathType == CUDNN_FMA_MATH ? "FMA" : "default",
+             algo_name(st->algo), math_name(perf[pick].mathType, st->cfg->data),
              (double)st->ws_bytes * 1e-6, (double)perf[pick].time);
     return 0;
 }
@@ -279,12 +359,17 @@ static int setup(dnn_state *st, const bench_problem *bp, gpu_bufs *g, impl_resul
     return 0;
 }
 
-void run_cudnn(const bench_problem *bp, gpu_bufs *g, const bench_settings *s, impl_result *r)
+/* One configuration: set up, a first run into a poisoned output (checked),
+ * then the timing. */
+static void run_config(const bench_problem *bp, gpu_bufs *g, const bench_settings *s,
+                       const dnn_config *cfg, impl_result *r)
 {
     char why[256], err[512];
     dnn_state st;
     memset(&st, 0, sizeof st);
-    impl_init(r, "cuDNN", 1);
+    st.cfg = cfg;
+    impl_init(r, cfg->name, 1);
+    impl_set_prec(r, cfg->prec, s);
     r->without_bias = bp->p.has_bias;
     if (inexpressible(bp, why, sizeof why)) {
         impl_set(r, IMPL_UNSUPPORTED, "%s", why);
@@ -302,12 +387,16 @@ void run_cudnn(const bench_problem *bp, gpu_bufs *g, const bench_settings *s, im
     }
     const double t0 = bench_now();
     if (enqueue(&st, 0, g->stream, err, sizeof err) || gpu_sync(g, err, sizeof err) ||
-        (first = bench_now() - t0, gpu_download(bp->y, g->y[0], bp->y_elems, err, sizeof err))) {
+        (first = bench_now() - t0,
+         gpu_download(g, bp->yt, g->y[0], bp->y_elems, err, sizeof err))) {
         impl_set(r, IMPL_FAILED, "%s", err);
         state_release(&st);
         return;
     }
-    impl_verify(r, bp, bp->y, bp->p.has_bias ? bp->b : NULL, s);
+    if (impl_verify(r, bp, bp->p.has_bias ? bp->b : NULL)) {
+        state_release(&st);
+        return;
+    }
     if (gpu_time(&s->timing, enqueue, &st, g, first, &r->time, err, sizeof err))
         impl_set(r, IMPL_FAILED, "while timing: %s", err);
     else
@@ -315,17 +404,27 @@ void run_cudnn(const bench_problem *bp, gpu_bufs *g, const bench_settings *s, im
     state_release(&st);
 }
 
+int run_cudnn(const bench_problem *bp, gpu_bufs *g, const bench_settings *s, impl_result *r)
+{
+    dnn_config cfg[2];
+    const int n = configs_for(bp->dtype, s->math, cfg);
+    for (int i = 0; i < n; i++)
+        run_config(bp, g, s, &cfg[i], &r[i]);
+    return n;
+}
+
 #else /* !CONVT3D_HAVE_CUDNN */
 
 const char *cudnn_version(void) { return "cuDNN: not built (configure did not find cudnn.h)"; }
 void cudnn_release(void) {}
 
-void run_cudnn(const bench_problem *bp, gpu_bufs *g, const bench_settings *s, impl_result *r)
+int run_cudnn(const bench_problem *bp, gpu_bufs *g, const bench_settings *s, impl_result *r)
 {
     (void)g, (void)s;
     impl_init(r, "cuDNN", 1);
     r->without_bias = bp->p.has_bias;
     impl_set(r, IMPL_SKIPPED, "not built: configure did not find cuDNN next to CUDA");
+    return 1;
 }
 
 #endif

@@ -8,18 +8,20 @@
 
 #define FILL_BLOCK 65536
 
-float *data_alloc(int64_t elems)
+void *data_alloc_elems(int64_t elems, size_t elem_size)
 {
     if (elems < 1)
         elems = 1;
-    if ((uint64_t)elems > (SIZE_MAX - 64) / sizeof(float))
+    if (elem_size == 0 || (uint64_t)elems > (SIZE_MAX - 64) / elem_size)
         return NULL;
-    size_t bytes = (size_t)elems * sizeof(float);
+    size_t bytes = (size_t)elems * elem_size;
     bytes = (bytes + 63) & ~(size_t)63;
     return aligned_alloc(64, bytes);
 }
 
-void data_free(float *a) { free(a); }
+float *data_alloc(int64_t elems) { return data_alloc_elems(elems, sizeof(float)); }
+
+void data_free(void *a) { free(a); }
 
 static uint64_t splitmix64(uint64_t *state)
 {
@@ -42,8 +44,10 @@ void data_fill_uniform(float *a, int64_t n, uint64_t seed)
     }
 }
 
-void data_poison(float *a, int64_t n)
+void data_poison_elems(void *a, int64_t n, size_t elem_size)
 {
     /* 0xff bytes are a quiet NaN in every lane */
-    memset(a, 0xff, (size_t)n * sizeof(float));
+    memset(a, 0xff, (size_t)n * elem_size);
 }
+
+void data_poison(float *a, int64_t n) { data_poison_elems(a, n, sizeof(float)); }

@@ -59,7 +59,7 @@ for layout in ncdhw ndhwc; do
     --json="$log/old-$layout.json" >"$log/old-$layout.txt" 2>&1
   echo "== $layout: new (with cuDNN) / old"
   grep -E '^(kernelbench|unet|k4s2p1|k3s2|depthwise|k3s1p1| +cuDNN)' "$log/new-$layout.txt" |
-    cut -c1-100
+    cut -c1-125 # through rel L2 (the mode and tol columns came in with --dtype/--math)
   grep -E '^(kernelbench|unet|k4s2p1|k3s2|depthwise|k3s1p1)' "$log/old-$layout.txt" | cut -c1-80
 done
 "$newd/convt3d-bench" --device=cuda --suite=all -v --no-baselines --no-verify --reps=1 \

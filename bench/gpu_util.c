@@ -32,17 +32,18 @@ int gpu_device_info(int ordinal, char *name, size_t name_size, size_t *l2_bytes,
     return 0;
 }
 
-static int upload(float **dst, const float *src, int64_t elems, char *err, size_t err_size)
+static int upload(void **dst, const void *src, size_t bytes, char *err, size_t err_size)
 {
-    CHECK(cudaMalloc((void **)dst, (size_t)elems * sizeof(float)));
-    CHECK(cudaMemcpy(*dst, src, (size_t)elems * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK(cudaMalloc(dst, bytes));
+    CHECK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
     return 0;
 }
 
-int gpu_bufs_create(gpu_bufs *g, int ordinal, const float *x, int64_t x_elems, const float *w,
-                    int64_t w_elems, const float *b, int64_t b_elems, int64_t y_elems, char *err,
-                    size_t err_size)
+int gpu_bufs_create(gpu_bufs *g, int ordinal, const void *x, int64_t x_elems, const void *w,
+                    int64_t w_elems, const void *b, int64_t b_elems, int64_t y_elems,
+                    size_t elem_size, char *err, size_t err_size)
 {
+    const size_t es = elem_size;
     char name[256];
     memset(g, 0, sizeof *g);
     g->ordinal = ordinal;
@@ -50,13 +51,14 @@ int gpu_bufs_create(gpu_bufs *g, int ordinal, const float *x, int64_t x_elems, c
     g->y_elems = y_elems;
     g->w_elems = w_elems;
     g->b_elems = b ? b_elems : 0;
+    g->elem_size = es;
     CHECK(cudaSetDevice(ordinal));
     if (gpu_device_info(ordinal, name, sizeof name, &g->l2_bytes, err, err_size))
         return -1;
     size_t free_b = 0, total_b = 0;
     CHECK(cudaMemGetInfo(&free_b, &total_b));
-    const double set_bytes = (double)(x_elems + y_elems) * sizeof(float);
-    const double need = (double)(w_elems + b_elems) * sizeof(float) + set_bytes;
+    const double set_bytes = (double)(x_elems + y_elems) * (double)es;
+    const double need = (double)(w_elems + b_elems) * (double)es + set_bytes;
     if (need > 0.9 * (double)free_b) {
         snprintf(err, err_size, "the problem needs %.0f MB of device memory, %.0f MB are free",
                  need * 1e-6, (double)free_b * 1e-6);
@@ -75,16 +77,17 @@ int gpu_bufs_create(gpu_bufs *g, int ordinal, const float *x, int64_t x_elems, c
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     g->stream = s;
-    if (upload(&g->w, w, w_elems, err, err_size) || (b && upload(&g->b, b, b_elems, err, err_size)))
+    if (upload(&g->w, w, (size_t)w_elems * es, err, err_size) ||
+        (b && upload(&g->b, b, (size_t)b_elems * es, err, err_size)))
         goto fail;
     for (int i = 0; i < sets; i++) {
-        if (upload(&g->x[i], x, x_elems, err, err_size))
+        if (upload(&g->x[i], x, (size_t)x_elems * es, err, err_size))
             goto fail;
         g->sets = i + 1; /* x[i] allocated: destroy frees it */
-        cudaError_t e = cudaMalloc((void **)&g->y[i], (size_t)y_elems * sizeof(float));
+        cudaError_t e = cudaMalloc(&g->y[i], (size_t)y_elems * es);
         if (e != cudaSuccess) {
             snprintf(err, err_size, "cudaMalloc of output set %d (%.0f MB) failed: %s", i,
-                     (double)y_elems * 4e-6, cudaGetErrorString(e));
+                     (double)y_elems * (double)es * 1e-6, cudaGetErrorString(e));
             goto fail;
         }
     }
@@ -116,9 +119,10 @@ void gpu_bufs_destroy(gpu_bufs *g)
     g->sets = 0;
 }
 
-int gpu_poison(const gpu_bufs *g, float *d, int64_t elems, char *err, size_t err_size)
+int gpu_poison(const gpu_bufs *g, void *d, int64_t elems, char *err, size_t err_size)
 {
-    CHECK(cudaMemsetAsync(d, 0xff, (size_t)elems * sizeof(float), (cudaStream_t)g->stream));
+    /* all-ones bytes: a NaN in f32, f16 and bf16 */
+    CHECK(cudaMemsetAsync(d, 0xff, (size_t)elems * g->elem_size, (cudaStream_t)g->stream));
     return 0;
 }
 
@@ -128,9 +132,10 @@ int gpu_sync(const gpu_bufs *g, char *err, size_t err_size)
     return 0;
 }
 
-int gpu_download(float *host, const float *dev, int64_t elems, char *err, size_t err_size)
+int gpu_download(const gpu_bufs *g, void *host, const void *dev, int64_t elems, char *err,
+                 size_t err_size)
 {
-    CHECK(cudaMemcpy(host, dev, (size_t)elems * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(host, dev, (size_t)elems * g->elem_size, cudaMemcpyDeviceToHost));
     return 0;
 }
 
@@ -276,19 +281,19 @@ int gpu_device_info(int ordinal, char *name, size_t name_size, size_t *l2_bytes,
     return no_cuda(err, err_size);
 }
 
-int gpu_bufs_create(gpu_bufs *g, int ordinal, const float *x, int64_t x_elems, const float *w,
-                    int64_t w_elems, const float *b, int64_t b_elems, int64_t y_elems, char *err,
-                    size_t err_size)
+int gpu_bufs_create(gpu_bufs *g, int ordinal, const void *x, int64_t x_elems, const void *w,
+                    int64_t w_elems, const void *b, int64_t b_elems, int64_t y_elems,
+                    size_t elem_size, char *err, size_t err_size)
 {
     (void)ordinal, (void)x, (void)x_elems, (void)w, (void)w_elems, (void)b, (void)b_elems,
-        (void)y_elems;
+        (void)y_elems, (void)elem_size;
     memset(g, 0, sizeof *g);
     return no_cuda(err, err_size);
 }
 
 void gpu_bufs_destroy(gpu_bufs *g) { (void)g; }
 
-int gpu_poison(const gpu_bufs *g, float *d, int64_t elems, char *err, size_t err_size)
+int gpu_poison(const gpu_bufs *g, void *d, int64_t elems, char *err, size_t err_size)
 {
     (void)g, (void)d, (void)elems;
     return no_cuda(err, err_size);
@@ -300,9 +305,10 @@ int gpu_sync(const gpu_bufs *g, char *err, size_t err_size)
     return no_cuda(err, err_size);
 }
 
-int gpu_download(float *host, const float *dev, int64_t elems, char *err, size_t err_size)
+int gpu_download(const gpu_bufs *g, void *host, const void *dev, int64_t elems, char *err,
+                 size_t err_size)
 {
-    (void)host, (void)dev, (void)elems;
+    (void)g, (void)host, (void)dev, (void)elems;
     return no_cuda(err, err_size);
 }
 

@@ -20,10 +20,11 @@ extern "C" {
 typedef struct gpu_bufs {
     int ordinal;
     int sets;                 /* input/output pairs rotated through */
-    float *x[GPU_MAX_SETS];   /* each a copy of the host input */
-    float *y[GPU_MAX_SETS];
-    float *w, *b;             /* device copies of weight and bias (b NULL without bias) */
+    void *x[GPU_MAX_SETS];    /* each a copy of the host input */
+    void *y[GPU_MAX_SETS];
+    void *w, *b;              /* device copies of weight and bias (b NULL without bias) */
     int64_t x_elems, y_elems, w_elems, b_elems;
+    size_t elem_size;         /* bytes an element takes: all four tensors share one type */
     size_t l2_bytes;
     void *stream;             /* cudaStream_t of every timed run */
 } gpu_bufs;
@@ -34,17 +35,18 @@ int gpu_device_info(int ordinal, char *name, size_t name_size, size_t *l2_bytes,
 
 /* Allocates and fills enough sets that they exceed twice the L2 cache (at
  * most GPU_MAX_SETS, and only what fits in half the free memory). */
-int gpu_bufs_create(gpu_bufs *g, int ordinal, const float *x, int64_t x_elems, const float *w,
-                    int64_t w_elems, const float *b, int64_t b_elems, int64_t y_elems, char *err,
-                    size_t err_size);
+int gpu_bufs_create(gpu_bufs *g, int ordinal, const void *x, int64_t x_elems, const void *w,
+                    int64_t w_elems, const void *b, int64_t b_elems, int64_t y_elems,
+                    size_t elem_size, char *err, size_t err_size);
 void gpu_bufs_destroy(gpu_bufs *g);
 
-/* NaN into a device output (on the buffers' stream). */
-int gpu_poison(const gpu_bufs *g, float *d, int64_t elems, char *err, size_t err_size);
+/* NaN into a device output of the buffers' type (on the buffers' stream). */
+int gpu_poison(const gpu_bufs *g, void *d, int64_t elems, char *err, size_t err_size);
 /* Waits for the buffers' stream. */
 int gpu_sync(const gpu_bufs *g, char *err, size_t err_size);
-/* Device -> host copy (synchronous). */
-int gpu_download(float *host, const float *dev, int64_t elems, char *err, size_t err_size);
+/* Device -> host copy of elems elements of the buffers' type (synchronous). */
+int gpu_download(const gpu_bufs *g, void *host, const void *dev, int64_t elems, char *err,
+                 size_t err_size);
 
 /* Enqueues one run on buffer set `set` on `stream`; returns 0 on success or
  * -1 with a message in err. */

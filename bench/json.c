@@ -86,7 +86,9 @@ static void impl_json(FILE *f, const case_result *cr, const device_run *d, const
     jstr(f, r->note);
     fputs(", \"detail\": ", f);
     jstr(f, r->detail);
-    fprintf(f, ", \"without_bias\": %s", r->without_bias ? "true" : "false");
+    fprintf(f, ", \"without_bias\": %s, \"mode\": \"%s\", \"tol\": ",
+            r->without_bias ? "true" : "false", prec_name(r->prec));
+    jnum(f, r->tol);
     if (r->state == IMPL_OK) {
         const double s = r->time.median_ms * 1e-3;
         fputs(", \"time\": ", f);
@@ -94,7 +96,7 @@ static void impl_json(FILE *f, const case_result *cr, const device_run *d, const
         fputs(", \"gflops\": ", f);
         jnum(f, cr->flops / s * 1e-9);
         fputs(", \"floor_pct\": ", f);
-        const double p = calib_floor_pct(&d->floor, cr->flops, cr->bytes, s);
+        const double p = calib_floor_pct(&d->floor, r->prec, cr->flops, cr->bytes, s);
         if (p >= 0)
             jnum(f, p);
         else
@@ -118,6 +120,14 @@ static void impl_json(FILE *f, const case_result *cr, const device_run *d, const
             fputs(", \"speedup_vs\": ", f);
             if (b >= 0)
                 jstr(f, all[b].name);
+            else
+                fputs("null", f);
+        } else {
+            /* convt3d's speed-up against this baseline (e.g. each cuDNN row of 3xtf32) */
+            const double sp = speedup_vs(all, n, (int)(r - all));
+            fputs(", \"convt3d_speedup\": ", f);
+            if (sp > 0)
+                jnum(f, sp);
             else
                 fputs("null", f);
         }
@@ -151,6 +161,8 @@ static void case_json(FILE *f, const case_result *cr, const device_run *devs, in
     const bench_case *bc = cr->bc;
     fputs("    {\"label\": ", f);
     jstr(f, bc->label);
+    fprintf(f, ", \"dtype\": \"%s\", \"math\": \"%s\"", convt3d_dtype_name(cr->dtype),
+            mode_math_name(cr->math));
     fputs(", \"origin\": ", f);
     jstr(f, bc->origin);
     fputs(", \"given\": ", f);
@@ -210,8 +222,17 @@ int json_write(const char *path, const case_result *res, size_t n, const device_
     }
     fputs("{\n  \"convt3d_version\": ", f);
     jstr(f, convt3d_version());
-    fprintf(f, ",\n  \"settings\": {\"seed\": %llu, \"tol\": ", (unsigned long long)o->seed);
-    jnum(f, o->tol);
+    /* the mode first: tables of different modes must not be mixed up */
+    fprintf(f, ",\n  \"mode\": {\"dtype\": \"%s\", \"math\": \"%s\", \"precision\": \"%s\", "
+               "\"tolerance\": ",
+            convt3d_dtype_name(o->dtype), mode_math_name(o->math),
+            prec_name(mode_prec(o->dtype, o->math)));
+    jnum(f, prec_row_tolerance(mode_prec(o->dtype, o->math), o->tol));
+    fprintf(f, "},\n  \"settings\": {\"seed\": %llu, \"tol\": ", (unsigned long long)o->seed);
+    if (o->tol >= 0)
+        jnum(f, o->tol);
+    else
+        fputs("null", f);
     fputs(", \"budget_s\": ", f);
     jnum(f, o->budget_s);
     fprintf(f, ", \"reps\": %d, \"verify\": %d, \"verify_gmac\": ", o->reps, o->verify);
@@ -230,6 +251,14 @@ int json_write(const char *path, const case_result *res, size_t n, const device_
             jnum(f, dv->floor.gflops);
             fputs(", \"gbps\": ", f);
             jnum(f, dv->floor.gbps);
+            if (dv->floor.has_tc && dv->floor.tc_valid) {
+                fputs(", \"tf32_gflops\": ", f);
+                jnum(f, dv->floor.tf32_gflops);
+                fputs(", \"f16_gflops\": ", f);
+                jnum(f, dv->floor.f16_gflops);
+                fputs(", \"bf16_gflops\": ", f);
+                jnum(f, dv->floor.bf16_gflops);
+            }
             fputs(", \"source\": ", f);
             jstr(f, dv->floor.source);
             fputs("}", f);
@@ -251,9 +280,11 @@ int json_write(const char *path, const case_result *res, size_t n, const device_
         comparison cmp;
         compare_device(res, n, d, &cmp);
         fprintf(f,
-                "%s\n    {\"device\": \"%s\", \"baseline\": \"%s\", \"shapes\": %d, "
-                "\"compared\": %d, \"faster\": %d, \"geomean_speedup\": ",
-                first ? "" : ",", devs[d].name, devs[d].is_cuda ? "cuDNN" : "oneDNN", cmp.shapes,
+                "%s\n    {\"device\": \"%s\", \"dtype\": \"%s\", \"math\": \"%s\", "
+                "\"baseline\": \"%s\", \"shapes\": %d, \"compared\": %d, \"faster\": %d, "
+                "\"geomean_speedup\": ",
+                first ? "" : ",", devs[d].name, convt3d_dtype_name(o->dtype),
+                mode_math_name(o->math), devs[d].is_cuda ? "cuDNN" : "oneDNN", cmp.shapes,
                 cmp.compared, cmp.faster);
         if (cmp.compared)
             jnum(f, cmp.geomean);

@@ -9,7 +9,13 @@
  * giodhw (iodhw without groups); oneDNN dilation = PyTorch dilation - 1;
  * padding_r = padding - output_padding (negative when output_padding >
  * padding, which oneDNN accepts or refuses by its own rules: a refusal is
- * reported as unsupported). */
+ * reported as unsupported).
+ *
+ * Data types: all four tensors in the run's type (dnnl_f32, dnnl_f16,
+ * dnnl_bf16), as convt3d gets them; f32 is oneDNN's default strict fp32
+ * math whatever --math says (its TF32 is a GPU feature).  Whether a half
+ * type is implemented depends on oneDNN's version and the CPU's ISA: a
+ * refusal says so in the row. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -18,6 +24,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "data.h"
 
 #ifdef CONVT3D_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
@@ -118,12 +125,18 @@ static void describe_md(const dnnl_memory_desc_t *md, const char *dims, char *bu
                                 dims[b->inner_idxs[i]]);
 }
 
+static dnnl_data_type_t dnn_type(convt3d_dtype t)
+{
+    return t == CONVT3D_F16 ? dnnl_f16 : t == CONVT3D_BF16 ? dnnl_bf16 : dnnl_f32;
+}
+
 /* Builds the primitive for one configuration: src/dst in `tag` (the problem's
  * plain layout, or dnnl_format_tag_any), weights always in oneDNN's choice. */
 static int dnn_setup(dnn_run *d, const bench_problem *bp, dnnl_format_tag_t tag, impl_result *r)
 {
     const convt3d_problem *p = &bp->p;
     const int64_t g = p->groups;
+    const dnnl_data_type_t dt = dnn_type(bp->dtype);
     const dnnl_format_tag_t plain = p->layout == CONVT3D_LAYOUT_NDHWC ? dnnl_ndhwc : dnnl_ncdhw;
     dnnl_memory_desc_t src_md, dst_md, wei_md, user_wei_md, bia_md, user_src_md, user_dst_md;
     dnnl_dims_t src_dims = {p->batch, p->in_channels, p->in_size[0], p->in_size[1],
@@ -149,17 +162,17 @@ static int dnn_setup(dnn_run *d, const bench_problem *bp, dnnl_format_tag_t tag,
     }
     DNN_CHECK(dnnl_engine_create(&d->engine, dnnl_cpu, 0), "engine");
     DNN_CHECK(dnnl_stream_create(&d->stream, d->engine, dnnl_stream_default_flags), "stream");
-    DNN_CHECK(dnnl_memory_desc_init_by_tag(&src_md, 5, src_dims, dnnl_f32, tag), "src md");
-    DNN_CHECK(dnnl_memory_desc_init_by_tag(&dst_md, 5, dst_dims, dnnl_f32, tag), "dst md");
-    DNN_CHECK(dnnl_memory_desc_init_by_tag(&user_src_md, 5, src_dims, dnnl_f32, plain), "src md");
-    DNN_CHECK(dnnl_memory_desc_init_by_tag(&user_dst_md, 5, dst_dims, dnnl_f32, plain), "dst md");
-    DNN_CHECK(dnnl_memory_desc_init_by_tag(&wei_md, wei_nd, wei_dims, dnnl_f32,
+    DNN_CHECK(dnnl_memory_desc_init_by_tag(&src_md, 5, src_dims, dt, tag), "src md");
+    DNN_CHECK(dnnl_memory_desc_init_by_tag(&dst_md, 5, dst_dims, dt, tag), "dst md");
+    DNN_CHECK(dnnl_memory_desc_init_by_tag(&user_src_md, 5, src_dims, dt, plain), "src md");
+    DNN_CHECK(dnnl_memory_desc_init_by_tag(&user_dst_md, 5, dst_dims, dt, plain), "dst md");
+    DNN_CHECK(dnnl_memory_desc_init_by_tag(&wei_md, wei_nd, wei_dims, dt,
                                            dnnl_format_tag_any),
               "weights md");
-    DNN_CHECK(dnnl_memory_desc_init_by_tag(&user_wei_md, wei_nd, wei_dims, dnnl_f32,
+    DNN_CHECK(dnnl_memory_desc_init_by_tag(&user_wei_md, wei_nd, wei_dims, dt,
                                            g > 1 ? dnnl_giodhw : dnnl_iodhw),
               "weights md");
-    DNN_CHECK(dnnl_memory_desc_init_by_tag(&bia_md, 1, bia_dims, dnnl_f32, dnnl_x), "bias md");
+    DNN_CHECK(dnnl_memory_desc_init_by_tag(&bia_md, 1, bia_dims, dt, dnnl_x), "bias md");
 
     dnnl_deconvolution_desc_t desc;
     dnnl_status_t st = dnnl_dilated_deconvolution_forward_desc_init(
@@ -175,7 +188,10 @@ static int dnn_setup(dnn_run *d, const bench_problem *bp, dnnl_format_tag_t tag,
                      dnnl_status2str(st), (long long)pad_r[0], (long long)pad_r[1],
                      (long long)pad_r[2]);
         else
-            impl_set(r, IMPL_UNSUPPORTED, "oneDNN refuses the problem (%s)", dnnl_status2str(st));
+            impl_set(r, IMPL_UNSUPPORTED, "oneDNN refuses the problem%s%s (%s)",
+                     bp->dtype == CONVT3D_F32 ? "" : " in ",
+                     bp->dtype == CONVT3D_F32 ? "" : convt3d_dtype_name(bp->dtype),
+                     dnnl_status2str(st));
         return -1;
     }
     DNN_CHECK(dnnl_primitive_create(&d->prim, d->pd), "primitive");
@@ -186,19 +202,20 @@ static int dnn_setup(dnn_run *d, const bench_problem *bp, dnnl_format_tag_t tag,
         dnnl_primitive_desc_query_md(d->pd, dnnl_query_weights_md, 0);
     const int src_plain = dnnl_memory_desc_equal(q_src, &user_src_md);
     const int dst_plain = dnnl_memory_desc_equal(q_dst, &user_dst_md);
-    DNN_CHECK(dnnl_memory_create(&d->user_src, &user_src_md, d->engine, bp->x), "src memory");
-    DNN_CHECK(dnnl_memory_create(&d->user_dst, &user_dst_md, d->engine, bp->y), "dst memory");
-    DNN_CHECK(dnnl_memory_create(&d->user_wei, &user_wei_md, d->engine, bp->w), "weights memory");
+    DNN_CHECK(dnnl_memory_create(&d->user_src, &user_src_md, d->engine, bp->xt), "src memory");
+    DNN_CHECK(dnnl_memory_create(&d->user_dst, &user_dst_md, d->engine, bp->yt), "dst memory");
+    DNN_CHECK(dnnl_memory_create(&d->user_wei, &user_wei_md, d->engine, bp->wt),
+              "weights memory");
     DNN_CHECK(dnnl_memory_create(&d->wei, q_wei, d->engine, DNNL_MEMORY_ALLOCATE),
               "weights memory");
     DNN_CHECK(dnnl_memory_create(&d->src, q_src, d->engine,
-                                 src_plain ? (void *)bp->x : DNNL_MEMORY_ALLOCATE),
+                                 src_plain ? (void *)bp->xt : DNNL_MEMORY_ALLOCATE),
               "src memory");
     DNN_CHECK(dnnl_memory_create(&d->dst, q_dst, d->engine,
-                                 dst_plain ? (void *)bp->y : DNNL_MEMORY_ALLOCATE),
+                                 dst_plain ? bp->yt : DNNL_MEMORY_ALLOCATE),
               "dst memory");
     if (p->has_bias)
-        DNN_CHECK(dnnl_memory_create(&d->bia, &bia_md, d->engine, bp->b), "bias memory");
+        DNN_CHECK(dnnl_memory_create(&d->bia, &bia_md, d->engine, bp->bt), "bias memory");
     /* Once, outside the timing: weights (like a convt3d plan repacks them)
      * and, for preferred layouts, the input. */
     if (dnn_reorder(d, d->user_wei, d->wei, r) ||
@@ -248,8 +265,8 @@ static void run_config(const bench_problem *bp, const bench_settings *s, dnnl_fo
     dnnl_memory_get_data_handle(d.dst, &dst_ptr);
     dnnl_memory_get_memory_desc(d.dst, &dmd);
     memset(dst_ptr, 0xff, dnnl_memory_desc_get_size(dmd));
-    if (dst_ptr != (void *)bp->y)
-        memset(bp->y, 0xff, (size_t)bp->y_elems * sizeof(float));
+    if (dst_ptr != bp->yt)
+        data_poison_elems(bp->yt, bp->y_elems, bp->esize);
     const double t0 = bench_now();
     if (dnn_once(&d)) {
         impl_set(r, IMPL_FAILED, "dnnl_primitive_execute failed");
@@ -257,11 +274,14 @@ static void run_config(const bench_problem *bp, const bench_settings *s, dnnl_fo
         return;
     }
     const double first = bench_now() - t0;
-    if (dst_ptr != (void *)bp->y && dnn_reorder(&d, d.dst, d.user_dst, r)) {
+    if (dst_ptr != bp->yt && dnn_reorder(&d, d.dst, d.user_dst, r)) {
         dnn_release(&d);
         return;
     }
-    impl_verify(r, bp, bp->y, NULL, s);
+    if (impl_verify(r, bp, NULL)) {
+        dnn_release(&d);
+        return;
+    }
     if (time_host(&s->timing, dnn_once, &d, first, &r->time))
         impl_set(r, IMPL_FAILED, "dnnl_primitive_execute failed while timing");
     else
@@ -274,6 +294,9 @@ void run_onednn(const bench_problem *bp, const bench_settings *s, impl_result *p
 {
     impl_init(plain, bp->p.layout == CONVT3D_LAYOUT_NDHWC ? "oneDNN ndhwc" : "oneDNN ncdhw", 1);
     impl_init(any, "oneDNN any", 1);
+    /* oneDNN on the CPU: strict fp32 for f32 data, whatever --math says */
+    impl_set_prec(plain, mode_prec(bp->dtype, CONVT3D_MATH_F32), s);
+    impl_set_prec(any, mode_prec(bp->dtype, CONVT3D_MATH_F32), s);
     run_config(bp, s, bp->p.layout == CONVT3D_LAYOUT_NDHWC ? dnnl_ndhwc : dnnl_ncdhw, plain);
     run_config(bp, s, dnnl_format_tag_any, any);
 }

@@ -15,7 +15,8 @@ convt3d_status bench_plan_create(convt3d_plan **plan, const bench_problem *bp,
     convt3d_plan_options opts;
     convt3d_plan_options_init(&opts);
     opts.implementation = s->impl;
-    return convt3d_plan_create_ex(plan, &bp->p, device, bp->w, bp->b, &opts);
+    opts.math_mode = s->math;
+    return convt3d_plan_create_ex(plan, &bp->p, device, bp->wt, bp->bt, &opts);
 }
 
 static convt3d_device device_of(const device_run *d)
@@ -31,21 +32,22 @@ static convt3d_device device_of(const device_run *d)
 /* The implementation the library picks on its own, planned with zero
  * weights (host memory: the plan copies them to the device itself); NULL
  * with the reason in why when no plan can be made. */
-static const char *automatic_choice(const convt3d_problem *p, convt3d_device dev, char *why,
-                                    size_t why_size)
+static const char *automatic_choice(const convt3d_problem *p, convt3d_device dev,
+                                    const convt3d_plan_options *opts, char *why, size_t why_size)
 {
     int64_t x_elems, w_elems, y_elems;
     if (convt3d_tensor_elems(p, &x_elems, &w_elems, &y_elems) != CONVT3D_SUCCESS) {
         snprintf(why, why_size, "%s", convt3d_last_error());
         return NULL;
     }
+    /* zero bytes are zero in every type; sized for the widest */
     float *w = calloc((size_t)w_elems, sizeof *w);
     float *b = calloc((size_t)p->out_channels, sizeof *b);
     const char *name = NULL;
     convt3d_plan *plan = NULL;
     if (!w || !b) {
         snprintf(why, why_size, "out of host memory for the weights");
-    } else if (convt3d_plan_create(&plan, p, dev, w, b) != CONVT3D_SUCCESS) {
+    } else if (convt3d_plan_create_ex(&plan, p, dev, w, b, opts) != CONVT3D_SUCCESS) {
         snprintf(why, why_size, "%s", convt3d_last_error());
     } else {
         name = convt3d_plan_kernel_name(plan); /* static storage: outlives the plan */
@@ -66,13 +68,13 @@ static const char *reason_after_name(const char *name, convt3d_status st)
     return *e ? e : convt3d_status_string(st);
 }
 
-static void list_one(const bench_case *bc, const device_run *d)
+static void list_one(const convt3d_problem *p, const convt3d_plan_options *opts,
+                     const device_run *d)
 {
     const convt3d_device dev = device_of(d);
     const convt3d_device_kind kind = d->is_cuda ? CONVT3D_DEVICE_CUDA : CONVT3D_DEVICE_CPU;
     char why[512] = "";
-    const char *chosen = d->available ? automatic_choice(&bc->problem, dev, why, sizeof why)
-                                      : NULL;
+    const char *chosen = d->available ? automatic_choice(p, dev, opts, why, sizeof why) : NULL;
     printf("  %s%s%s\n", d->name, chosen || !d->available ? "" : ": no plan: ",
            chosen || !d->available ? "" : why);
     for (int i = 0; i < convt3d_implementation_count(); i++) {
@@ -83,7 +85,7 @@ static void list_one(const bench_case *bc, const device_run *d)
             printf("    %-40s not checked: %s\n", name, d->why);
             continue;
         }
-        const convt3d_status st = convt3d_implementation_applies(name, &bc->problem, dev, NULL);
+        const convt3d_status st = convt3d_implementation_applies(name, p, dev, opts);
         if (st == CONVT3D_SUCCESS)
             printf("    %-40s applies%s\n", name,
                    chosen && strcmp(chosen, name) == 0 ? "  <- automatic choice" : "");
@@ -92,8 +94,13 @@ static void list_one(const bench_case *bc, const device_run *d)
     }
 }
 
-void list_implementations(const case_list *cl, const device_run *devs, int n_dev)
+void list_implementations(const case_list *cl, const device_run *devs, int n_dev,
+                          convt3d_dtype dtype, convt3d_math_mode math)
 {
+    convt3d_plan_options opts;
+    convt3d_plan_options_init(&opts);
+    opts.math_mode = math;
+    printf("data type %s, math %s\n", convt3d_dtype_name(dtype), mode_math_name(math));
     for (size_t c = 0; c < cl->n; c++) {
         const bench_case *bc = &cl->v[c];
         printf("%s  (%s)\n", bc->label, bc->origin);
@@ -103,7 +110,9 @@ void list_implementations(const case_list *cl, const device_run *devs, int n_dev
             printf("  %s\n", bc->reason);
             continue;
         }
+        convt3d_problem p = bc->problem;
+        mode_apply_dtype(&p, dtype);
         for (int d = 0; d < n_dev; d++)
-            list_one(bc, &devs[d]);
+            list_one(&p, &opts, &devs[d]);
     }
 }

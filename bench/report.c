@@ -6,7 +6,7 @@
 
 #include "results.h"
 
-#define ROW "%-28s %-7s %-15s %11s %9s %7s %9s %9s  %s\n"
+#define ROW "%-28s %-7s %-20s %-6s %11s %9s %7s %9s %9s %7s  %s\n"
 
 int impl_mismatch(const impl_result *r)
 {
@@ -33,59 +33,93 @@ int best_baseline(const impl_result *impls, int n)
     return best;
 }
 
-double speedup_of(const impl_result *impls, int n)
+double speedup_vs(const impl_result *impls, int n, int b)
 {
-    const int o = ours_index(impls, n), b = best_baseline(impls, n);
-    if (o < 0 || b < 0 || !usable(&impls[o]) || impls[o].time.median_ms <= 0)
+    const int o = ours_index(impls, n);
+    if (o < 0 || b < 0 || b >= n || !usable(&impls[o]) || !usable(&impls[b]) ||
+        impls[o].time.median_ms <= 0)
         return 0;
     return impls[b].time.median_ms / impls[o].time.median_ms;
 }
 
+double speedup_of(const impl_result *impls, int n)
+{
+    return speedup_vs(impls, n, best_baseline(impls, n));
+}
+
 /* Footnote marks used so far in the table. */
-static int used_few_reps, used_no_bias, used_sampled;
+static int used_few_reps, used_no_bias, used_sampled, used_vs, used_cpu_fp32, used_3xtf32;
+static int used_no_half_floor;
+
+/* The ceilings of a device, as the header prints them. */
+static void floor_text(const device_run *d, char *buf, size_t size)
+{
+    const floor_rates *f = &d->floor;
+    if (!f->valid) {
+        snprintf(buf, size, "floor unknown (%s)", d->floor_err);
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, size, "floor %.1f GFLOP/s fp32 FMA", f->gflops);
+    if (f->has_tc && len < size) {
+        if (f->tc_valid)
+            len += (size_t)snprintf(buf + len, size - len,
+                                    ", tensor cores (mma.sync) %.0f TF32 / %.0f f16 / %.0f bf16 "
+                                    "GFLOP/s",
+                                    f->tf32_gflops, f->f16_gflops, f->bf16_gflops);
+        else
+            len += (size_t)snprintf(buf + len, size - len,
+                                    ", tensor-core ceilings not measured (--calibrate)");
+    }
+    if (len < size)
+        snprintf(buf + len, size - len, ", %.1f GB/s copy (%s)", f->gbps, f->source);
+}
 
 void report_header(FILE *f, const device_run *devs, int n_dev, const bench_options *o,
                    const char *extra)
 {
-    fprintf(f, "convt3d-bench %s: ConvTranspose3d, fp32, median of timed runs after warm-up\n",
-            convt3d_version());
+    fprintf(f, "convt3d-bench %s: ConvTranspose3d, %s data, math %s (mode %s), median of timed runs "
+               "after warm-up\n",
+            convt3d_version(), convt3d_dtype_name(o->dtype), mode_math_name(o->math),
+            prec_name(mode_prec(o->dtype, o->math)));
     for (int i = 0; i < n_dev; i++) {
         const device_run *d = &devs[i];
+        char floor[512];
         if (!d->available) {
             fprintf(f, "  %-7s skipped: %s\n", d->name, d->why);
             continue;
         }
+        floor_text(d, floor, sizeof floor);
         if (d->is_cuda)
-            fprintf(f, "  %-7s %s", d->name, d->model);
+            fprintf(f, "  %-7s %s; %s\n", d->name, d->model, floor);
         else
-            fprintf(f, "  %-7s %s, %d OpenMP thread%s", d->name, d->model, d->threads,
-                    d->threads == 1 ? "" : "s");
-        if (d->floor.valid)
-            fprintf(f, "; floor %.1f GFLOP/s fp32 FMA, %.1f GB/s copy (%s)\n", d->floor.gflops,
-                    d->floor.gbps, d->floor.source);
-        else
-            fprintf(f, "; floor unknown (%s)\n", d->floor_err);
+            fprintf(f, "  %-7s %s, %d OpenMP thread%s; %s\n", d->name, d->model, d->threads,
+                    d->threads == 1 ? "" : "s", floor);
     }
     if (extra && *extra)
         fprintf(f, "  %s\n", extra);
-    fprintf(f, "  verification: convt3d_reference on fresh uniform [-1,1) data (seed %llu); "
-               "pass: relative L2 error <= %.0e\n",
-            (unsigned long long)o->seed, o->tol);
+    fprintf(f, "  verification: convt3d_reference (f32 problem on the rounded data, float64 "
+               "sums) on fresh uniform [-1,1) data (seed %llu); pass: relative L2 error <= the "
+               "row's tolerance (fp32, 3xtf32 1e-5; tf32, f16 1e-3; bf16 8e-3)",
+            (unsigned long long)o->seed);
+    if (o->tol >= 0)
+        fprintf(f, ", at most --tol=%.0e", o->tol);
+    fprintf(f, "\n");
     if (o->reps)
         fprintf(f, "  timing: %d timed runs per measurement after warm-up (--reps)\n\n", o->reps);
     else
         fprintf(f, "  timing: warm-up, then timed runs for --budget=%g s per measurement (at "
                    "least 3, or 1 if a run takes longer)\n\n",
                 o->budget_s);
-    used_few_reps = used_no_bias = used_sampled = 0;
+    used_few_reps = used_no_bias = used_sampled = used_vs = used_cpu_fp32 = used_3xtf32 = 0;
+    used_no_half_floor = 0;
 }
 
 void report_table_head(FILE *f)
 {
-    fprintf(f, ROW, "shape", "device", "impl", "median ms", "GFLOP/s", "%floor", "speed-up",
-            "max err", "check");
-    fprintf(f, ROW, "----------------------------", "-------", "---------------", "-----------",
-            "---------", "-------", "---------", "---------", "-------");
+    fprintf(f, ROW, "shape", "device", "impl", "mode", "median ms", "GFLOP/s", "%floor",
+            "speed-up", "rel L2", "tol", "check");
+    fprintf(f, ROW, "----------------------------", "-------", "--------------------", "------",
+            "-----------", "---------", "-------", "---------", "---------", "-------", "-------");
 }
 
 static void shorten(const char *label, char *buf, size_t width)
@@ -106,16 +140,39 @@ static const char *state_word(impl_state s)
     }
 }
 
+/* The speed-up cell: convt3d's against the best baseline in its own row;
+ * in a baseline's row "best", or convt3d's speed-up against that one in
+ * parentheses. */
+static void speedup_cell(const impl_result *impls, int n, int i, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (!impls[i].baseline) {
+        const double s = speedup_of(impls, n);
+        snprintf(buf, size, s > 0 ? "%.2fx" : "-", s);
+    } else if (best_baseline(impls, n) == i) {
+        snprintf(buf, size, "best");
+    } else {
+        const double s = speedup_vs(impls, n, i);
+        if (s > 0) {
+            snprintf(buf, size, "(%.2fx)", s);
+            used_vs = 1;
+        }
+    }
+}
+
 static void impl_row(FILE *f, const char *shape, const char *dev, const case_result *cr,
                      const device_run *d, const impl_result *impls, int n, int i, int verbose)
 {
     const impl_result *r = &impls[i];
-    char name[32], med[32], gf[32], pct[32], sp[32], err[32], check[32];
+    char name[48], med[32], gf[32], pct[32], sp[32], err[32], tol[16], check[32];
     snprintf(name, sizeof name, "%s%s", r->name, r->without_bias ? " (no bias)" : "");
     if (r->without_bias)
         used_no_bias = 1;
+    if (!d->is_cuda && !r->baseline && r->prec == PREC_FP32 && cr->math != CONVT3D_MATH_F32)
+        used_cpu_fp32 = 1;
     if (r->state != IMPL_OK) {
-        fprintf(f, "%-28s %-7s %-15s %s: %s\n", shape, dev, name, state_word(r->state), r->note);
+        fprintf(f, "%-28s %-7s %-20s %-6s %s: %s\n", shape, dev, name, prec_name(r->prec),
+                state_word(r->state), r->note);
         return;
     }
     const double ms = r->time.median_ms;
@@ -124,33 +181,33 @@ static void impl_row(FILE *f, const char *shape, const char *dev, const case_res
         used_few_reps = 1;
     const double gflops = cr->flops / (ms * 1e-3) * 1e-9;
     snprintf(gf, sizeof gf, gflops < 10 ? "%.2f" : "%.1f", gflops);
-    const double p = calib_floor_pct(&d->floor, cr->flops, cr->bytes, ms * 1e-3);
+    const double p = calib_floor_pct(&d->floor, r->prec, cr->flops, cr->bytes, ms * 1e-3);
     if (p >= 0)
         snprintf(pct, sizeof pct, "%.1f%%", p);
     else
         snprintf(pct, sizeof pct, "-");
-    sp[0] = '\0';
-    if (!r->baseline) {
-        const double s = speedup_of(impls, n);
-        snprintf(sp, sizeof sp, s > 0 ? "%.2fx" : "-", s);
-    } else if (best_baseline(impls, n) == i) {
-        snprintf(sp, sizeof sp, "best");
-    }
+    if (p >= 0 && d->is_cuda && r->prec == PREC_3XTF32)
+        used_3xtf32 = 1;
+    if (p < 0 && !d->is_cuda && d->floor.valid)
+        used_no_half_floor = 1;
+    speedup_cell(impls, n, i, sp, sizeof sp);
+    snprintf(tol, sizeof tol, "%.0e", r->tol);
     if (!r->verify.checked) {
         snprintf(err, sizeof err, "skipped");
         snprintf(check, sizeof check, "skipped");
     } else {
-        snprintf(err, sizeof err, "%.1e", r->verify.max_rel);
+        snprintf(err, sizeof err, "%.1e", r->verify.rel_l2);
         snprintf(check, sizeof check, "%s%s", r->verify.ok ? "" : "FAIL ",
                  cr->vmode == VERIFY_SAMPLED ? "sampled" : "full");
         if (cr->vmode == VERIFY_SAMPLED)
             used_sampled = 1;
     }
-    fprintf(f, ROW, shape, dev, name, med, gf, pct, sp, err, check);
+    fprintf(f, ROW, shape, dev, name, prec_name(r->prec), med, gf, pct, sp, err, tol, check);
     if (!r->verify.ok && r->verify.checked)
-        fprintf(f, "%37s MISMATCH: relative L2 error %.3e > tolerance, max abs %.3e, %lld "
-                   "non-finite outputs\n",
-                "", r->verify.rel_l2, r->verify.max_abs, (long long)r->verify.nonfinite);
+        fprintf(f, "%37s MISMATCH: relative L2 error %.3e > tolerance %.0e (%s), max abs %.3e, "
+                   "%lld non-finite outputs\n",
+                "", r->verify.rel_l2, r->tol, prec_name(r->prec), r->verify.max_abs,
+                (long long)r->verify.nonfinite);
     if (r->host_us > 0)
         fprintf(f, "%37s host cost %.2f us per execute_on_stream call (median of 5 rounds of %d "
                    "calls queued without synchronising)\n",
@@ -160,8 +217,9 @@ static void impl_row(FILE *f, const char *shape, const char *dev, const case_res
                 r->time.min_ms, r->time.max_ms, r->time.reps, r->time.warmups,
                 r->detail[0] ? r->detail : "-");
         if (r->verify.checked)
-            fprintf(f, "%37s relative L2 error %.2e, max abs error %.2e\n", "",
-                    r->verify.rel_l2, r->verify.max_abs);
+            fprintf(f, "%37s relative L2 error %.2e, max abs error %.2e, max |y - ref| / max "
+                       "|ref| %.2e\n",
+                    "", r->verify.rel_l2, r->verify.max_abs, r->verify.max_rel);
         if (r->staged.valid)
             fprintf(f, "%37s staged (host pointers, copies included): median %.3f ms, min %.3f, "
                        "max %.3f\n",
@@ -273,8 +331,22 @@ void report_summary(FILE *f, const case_result *res, size_t n, const device_run 
     if (used_sampled)
         fprintf(f, "  sampled: the reference was run on one image and the last output "
                    "channels of each group (-v shows which; --verify checks all)\n");
-    fprintf(f, "  max err = max |y - ref| / max |ref|; speed-up = the best baseline's median / "
-               "convt3d's, on the same device\n\n");
+    if (used_vs)
+        fprintf(f, "  (N.NNx) in a baseline's row: convt3d's speed-up against that baseline (the "
+                   "speed-up column and the summaries use the best one)\n");
+    if (used_cpu_fp32)
+        fprintf(f, "  mode fp32 on the cpu: the CPU computes every math mode in full fp32, so its "
+                   "f32 rows are held to fp32's tolerance and FMA floor\n");
+    if (used_no_half_floor)
+        fprintf(f, "  %%floor - on the cpu: the CPU has dot products of the half type (AVX512_BF16 "
+                   "or AVX512_FP16), whose ceiling the bench does not measure; the fp32 FMA "
+                   "rate would be no bound\n");
+    if (used_3xtf32)
+        fprintf(f, "  3xtf32 %%floor: useful flops against a third of the TF32 ceiling (three TF32 "
+                   "products a useful product)\n");
+    fprintf(f, "  mode = the precision a row computes in (its tolerance, and on a GPU its "
+               "ceiling); rel L2 = ||y - ref|| / ||ref||; tol = the row's bound; speed-up = the "
+               "best baseline's median / convt3d's, on the same device\n\n");
 
     int have_cuda = 0;
     for (int d = 0; d < n_dev; d++) {

@@ -29,6 +29,8 @@ typedef struct case_result {
     int error;          /* the skip is an error (e.g. out of memory) */
     char skip[256];
     double macs, flops, bytes;
+    convt3d_dtype dtype;     /* the run's mode, carried by every case */
+    convt3d_math_mode math;
     verify_mode vmode;
     char vwhy[200];
     double ref_seconds;
@@ -42,6 +44,8 @@ int best_baseline(const impl_result *impls, int n);
 int ours_index(const impl_result *impls, int n);
 /* ours OK and not caught wrong, a usable baseline: baseline/ours, else 0. */
 double speedup_of(const impl_result *impls, int n);
+/* The same against baseline b (any usable one), else 0. */
+double speedup_vs(const impl_result *impls, int n, int b);
 /* The implementation's verification failed. */
 int impl_mismatch(const impl_result *r);
 

@@ -278,8 +278,14 @@ static void host_cost_line(FILE *f, const case_result *res, size_t n, int d)
 static void device_summary(FILE *f, const case_result *res, size_t n, const device_run *dv,
                            int d, int slowest)
 {
-    fprintf(f, "\nsummary on %s: convt3d vs %s\n", dv->name,
-            dv->is_cuda ? "cuDNN" : "oneDNN (the better of its two layouts)");
+    /* the mode in the title: summaries of different modes must not be mixed up */
+    const char *dtype = n ? convt3d_dtype_name(res[0].dtype) : "f32";
+    const char *math = n ? mode_math_name(res[0].math) : "fp32";
+    fprintf(f, "\nsummary on %s, %s data, math %s: convt3d vs %s\n", dv->name, dtype, math,
+            dv->is_cuda ? (n && res[0].dtype == CONVT3D_F32 && res[0].math == CONVT3D_MATH_3XTF32
+                               ? "cuDNN (the faster of fp32 and tf32)"
+                               : "cuDNN")
+                        : "oneDNN (the better of its two layouts)");
     group_stats all;
     group_compute(res, n, d, NULL, NULL, &all);
     overall_line(f, &all);

@@ -39,6 +39,7 @@ int main(void)
     register_backend_tests();
     register_descriptor_tests();
     register_random_problem_tests();
+    register_bench_mode_tests();
     register_reliability_tests();
 
     printf("convt3d %s test suite, seed %llu (set CONVT3D_TEST_SEED to change)\n",
