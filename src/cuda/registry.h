@@ -11,7 +11,7 @@
  *      in the numeric modes that ask for them: TF32 math on f32 data in
  *      NCDHW with C_in/G >= 16 and C_out/G >= 32 (automatically; forced:
  *      any), 3xTF32 forced only (not yet faster than the FMA kernels, which
- *      that mode permits), f16/bf16 data with C_in/G, C_out/G >= 16; every
+ *      that mode permits), f16/bf16 data unless depthwise; every
  *      other f32 problem in every math mode goes on to the exact FMA
  *      entries below;
  *   1. the depthwise tile kernel (dwtile/), for C_in/G = C_out/G = 1 in
