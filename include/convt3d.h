@@ -386,7 +386,11 @@ CONVT3D_API convt3d_status convt3d_forward(const convt3d_problem *problem,
 
 /* The oracle: a direct transcription of the formula above with double
  * accumulation, single-threaded, host pointers only.  Slow by design; every
- * backend is tested against it and convt3d-bench --verify uses it. */
+ * backend is tested against it and convt3d-bench --verify uses it.  f16 and
+ * bf16 problems are computed on their values widened to f32 (exact), each
+ * output rounded to f32 from its double sum and then to its type; the tests
+ * compare half outputs with the f32 reference on the same values instead,
+ * so that the reference's own last rounding is not counted twice. */
 CONVT3D_API convt3d_status convt3d_reference(const convt3d_problem *problem, const void *x,
                                              const void *weight, const void *bias, void *y);
 

@@ -361,6 +361,13 @@ static void *typed_copy(const float *a, int64_t n, convt3d_dtype type)
     return t;
 }
 
+/* Frees a typed_copy() of a (nothing when it is a itself). */
+static void free_typed(void *t, const float *a)
+{
+    if (t != (const void *)a)
+        free(t);
+}
+
 /* y of the problem's type widened into f32 y; a NaN (unwritten: the
  * poison of a 16-bit output is all ones, a NaN in f16 and bf16) becomes the
  * f32 poison so that count_poison() sees it. */
@@ -421,12 +428,9 @@ check_result check_implementation_math(const convt3d_problem *p, convt3d_device 
             goto out;
         }
         if (type != CONVT3D_F32) {
-            if (tx != x)
-                free(tx);
-            if (tw != w)
-                free(tw);
-            if (tb != b)
-                free(tb);
+            free_typed(tx, x);
+            free_typed(tw, w);
+            free_typed(tb, b);
             tx = typed_copy(x, nx, type);
             tw = typed_copy(w, nw, type);
             tb = typed_copy(b, p->out_channels, type);
@@ -472,14 +476,10 @@ check_result check_implementation_math(const convt3d_problem *p, convt3d_device 
                  convt3d_dtype_name(type), (int)math, (long long)res.unwritten, exact_diff,
                  res.rel_l2, res.rel_l2_mag, tol);
 out:
-    if (tx != x)
-        free(tx);
-    if (tw != w)
-        free(tw);
-    if (tb != b)
-        free(tb);
-    if (ty != y)
-        free(ty);
+    free_typed(tx, x);
+    free_typed(tw, w);
+    free_typed(tb, b);
+    free_typed(ty, y);
     free(x);
     free(w);
     free(b);
