@@ -477,8 +477,7 @@ static float *widen_new(const void *src, convt3d_dtype type, int64_t count)
 {
     float *out = alloc64((size_t)count * sizeof(float));
     if (out)
-        for (int64_t i = 0; i < count; i++)
-            out[i] = convt3d_load_f32(src, type, i);
+        convt3d_convert(src, type, out, CONVT3D_F32, count);
     return out;
 }
 

@@ -258,8 +258,7 @@ static convt3d_status widen_weights(const convt3d_shape *sh, const void *weight,
         CUDA_TRY(cudaMemcpy(host, weight, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(weights)");
         src = host;
     }
-    for (size_t i = 0; i < n; i++)
-        wide[i] = convt3d_load_f32(src, sh->w_type, (int64_t)i);
+    convt3d_convert(src, sh->w_type, wide, CONVT3D_F32, (int64_t)n);
 out:
     free(host);
     if (st == CONVT3D_SUCCESS)

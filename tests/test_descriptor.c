@@ -24,19 +24,6 @@ static int parse_ok(const char *text, bench_desc *d)
     return rc == 0;
 }
 
-static int problems_equal(const convt3d_problem *a, const convt3d_problem *b)
-{
-    if (a->batch != b->batch || a->in_channels != b->in_channels ||
-        a->out_channels != b->out_channels || a->groups != b->groups ||
-        a->layout != b->layout || a->has_bias != b->has_bias)
-        return 0;
-    for (int d = 0; d < 3; d++)
-        if (a->in_size[d] != b->in_size[d] || a->kernel[d] != b->kernel[d] ||
-            a->stride[d] != b->stride[d] || a->padding[d] != b->padding[d] ||
-            a->output_padding[d] != b->output_padding[d] || a->dilation[d] != b->dilation[d])
-            return 0;
-    return 1;
-}
 
 /* parse -> canonical -> parse gives the same descriptor, and the canonical
  * string is a fixed point. */

@@ -16,19 +16,6 @@
 #define CLASSES_FILE "bench/inputs/classes.txt"
 #define DRAWS 1000
 
-static int same_problem(const convt3d_problem *a, const convt3d_problem *b)
-{
-    if (a->batch != b->batch || a->in_channels != b->in_channels ||
-        a->out_channels != b->out_channels || a->groups != b->groups ||
-        a->layout != b->layout || a->has_bias != b->has_bias)
-        return 0;
-    for (int d = 0; d < 3; d++)
-        if (a->in_size[d] != b->in_size[d] || a->kernel[d] != b->kernel[d] ||
-            a->stride[d] != b->stride[d] || a->padding[d] != b->padding[d] ||
-            a->output_padding[d] != b->output_padding[d] || a->dilation[d] != b->dilation[d])
-            return 0;
-    return 1;
-}
 
 static void print_problem(const char *what, const convt3d_problem *p)
 {
@@ -48,16 +35,16 @@ static void test_reproducible(void)
     int same = 0, differ = 0;
     for (int i = N - 1; i >= 0; i--) {
         random_problems_draw(7, (uint64_t)i, &b);
-        same += same_problem(&a[i], &b);
+        same += problems_equal(&a[i], &b);
         random_problems_draw(8, (uint64_t)i, &c);
-        differ += !same_problem(&a[i], &c);
+        differ += !problems_equal(&a[i], &c);
     }
     CU_ASSERT_EQUAL(same, N);
     CU_ASSERT(differ >= N - 2);
     /* problems of one seed differ from each other, too */
     int repeats = 0;
     for (int i = 1; i < N; i++)
-        repeats += same_problem(&a[i], &a[i - 1]);
+        repeats += problems_equal(&a[i], &a[i - 1]);
     CU_ASSERT(repeats <= 1);
 }
 
@@ -158,7 +145,7 @@ static void test_descriptors_paste_back(void)
         char why[256] = "";
         const int ok = desc_parse(text, &d, &err) == 0 &&
                        desc_to_problem(&d, &q, why, sizeof why) == DESC_EXPRESSIBLE &&
-                       same_problem(&p, &q);
+                       problems_equal(&p, &q);
         if (!ok && failures++ < 5)
             printf("\n  does not paste back: %s %s\n", text, why);
         CU_ASSERT(ok);
@@ -264,7 +251,7 @@ static void test_random_cases(void)
         char label[32];
         snprintf(label, sizeof label, "random_%zu", i);
         CU_ASSERT(cl.v[i].kind == CASE_RUN && strcmp(cl.v[i].klass, "random") == 0 &&
-                  strcmp(cl.v[i].label, label) == 0 && same_problem(&cl.v[i].problem, &p));
+                  strcmp(cl.v[i].label, label) == 0 && problems_equal(&cl.v[i].problem, &p));
     }
     cases_free(&cl);
 }

@@ -644,3 +644,17 @@ void add_suite(const char *name, const test_entry *tests)
     for (; s && tests->name; tests++)
         CU_add_test(s, tests->name, tests->fn);
 }
+
+int problems_equal(const convt3d_problem *a, const convt3d_problem *b)
+{
+    if (a->batch != b->batch || a->in_channels != b->in_channels ||
+        a->out_channels != b->out_channels || a->groups != b->groups ||
+        a->layout != b->layout || a->has_bias != b->has_bias)
+        return 0;
+    for (int d = 0; d < 3; d++)
+        if (a->in_size[d] != b->in_size[d] || a->kernel[d] != b->kernel[d] ||
+            a->stride[d] != b->stride[d] || a->padding[d] != b->padding[d] ||
+            a->output_padding[d] != b->output_padding[d] || a->dilation[d] != b->dilation[d])
+            return 0;
+    return 1;
+}

@@ -42,6 +42,10 @@ double max_abs_error(const float *a, const float *ref, int64_t n);
  * Every failure message prints the problem this way. */
 void problem_describe(const convt3d_problem *p, char *buf, size_t size);
 
+/* Whether two problems have the same sizes, strides, paddings, dilations,
+ * groups, layout and bias flag (the fields a descriptor carries). */
+int problems_equal(const convt3d_problem *a, const convt3d_problem *b);
+
 /* A valid random problem with at most about max_macs multiply-adds and
  * max_elems elements in x and y each. */
 convt3d_problem random_problem(rng *r, double max_macs, int64_t max_elems);
