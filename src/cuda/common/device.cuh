@@ -130,6 +130,26 @@ CT3D_DEV void store_elem(bf16_t *p, float v)
     p->bits = __bfloat16_as_ushort(__float2bfloat16_rn(v));
 }
 #endif
+/* A half element's bits now, its value later (widen_bits): a load whose
+ * result is not used at once lets its latency pass under other work. */
+template <class T>
+CT3D_DEV unsigned short load_bits(const T *p)
+{
+    return CT3D_LDG(reinterpret_cast<const unsigned short *>(p));
+}
+#ifdef CONVT3D_GPU_EMULATE
+CT3D_DEV float widen_bits(const f16_t *, unsigned short b) { return convt3d_f16_to_f32(b); }
+CT3D_DEV float widen_bits(const bf16_t *, unsigned short b) { return convt3d_bf16_to_f32(b); }
+#else
+CT3D_DEV float widen_bits(const f16_t *, unsigned short b)
+{
+    return __half2float(__ushort_as_half(b));
+}
+CT3D_DEV float widen_bits(const bf16_t *, unsigned short b)
+{
+    return __bfloat162float(__ushort_as_bfloat16(b));
+}
+#endif
 /* v rounded to the element type (to nearest even). */
 CT3D_DEV void store_elem(float *p, float v) { *p = v; }
 

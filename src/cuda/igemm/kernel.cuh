@@ -195,33 +195,77 @@ CT3D_DEV void igemm_cursor_next(const igemm_params &p, const igemm_tile &tl,
     igemm_cursor_tap(p, tl, pos, row0, c);
 }
 
-/* Copies the K step at cursor c into stage buffer buf: As[BK][AP] (the
+/* The K step at cursor c goes into stage buffer buf: As[BK][AP] (the
  * thread's positions, rows row0 + j RS) and Bs[BK][BP].  f32 inputs go by
- * cp.async; f16 and bf16 ones are widened on the way (cp.async cannot
- * convert), so their copies wait for the load. */
+ * cp.async.  f16 and bf16 ones must be widened on the way, which cp.async
+ * cannot do: their bits are fetched into registers (igemm_fetch_a) a
+ * pipeline distance ahead and widened into shared memory (igemm_put_a)
+ * after the step in between has been computed, so the loads' latency
+ * passes under the MMAs as cp.async's does. */
+template <int WM, int WN, int MATH>
+struct igemm_astage {
+    using C = igemm_cfg<WM, WN, MATH>;
+    unsigned short bits[C::MS][C::BK / C::RS];
+};
+
 template <int WM, int WN, int MATH, class T>
-CT3D_DEV void igemm_load_step(const igemm_params &p, const igemm_cursor<igemm_cfg<WM, WN>::MS> &c,
-                              float *buf, int tid)
+CT3D_DEV void igemm_fetch_a(const igemm_params &p, const igemm_cursor<igemm_cfg<WM, WN>::MS> &c,
+                            igemm_astage<WM, WN, MATH> &st, int tid)
 {
     using C = igemm_cfg<WM, WN, MATH>;
-    float *as = buf, *bs = buf + C::BK * C::AP;
     const T *x = static_cast<const T *>(p.x);
-    const int row0 = tid / C::BM, col = tid - row0 * C::BM;
+    const int row0 = tid / C::BM;
     CT3D_UNROLL
     for (int s = 0; s < C::MS; s++) {
         const T *src = x + c.aoff[s];
         CT3D_UNROLL
         for (int j = 0; j < C::BK / C::RS; j++) {
-            const int kk = row0 + j * C::RS;
-            const bool ok = c.ain[s] && c.ic0 + kk < p.cig;
-            float *dst = as + kk * C::AP + col + s * C::NT;
-            if constexpr (sizeof(T) == sizeof(float))
-                copy4(dst, reinterpret_cast<const float *>(ok ? src : x), ok);
-            else
-                *dst = ok ? load_elem(src) : 0.0f;
+            const bool ok = c.ain[s] && c.ic0 + row0 + j * C::RS < p.cig;
+            st.bits[s][j] = ok ? load_bits(src) : (unsigned short)0; /* +0 in both types */
             src += (long long)C::RS * p.xs[1];
         }
     }
+}
+
+template <int WM, int WN, int MATH, class T>
+CT3D_DEV void igemm_put_a(const igemm_astage<WM, WN, MATH> &st, float *buf, int tid)
+{
+    using C = igemm_cfg<WM, WN, MATH>;
+    const int row0 = tid / C::BM, col = tid - row0 * C::BM;
+    CT3D_UNROLL
+    for (int s = 0; s < C::MS; s++)
+        CT3D_UNROLL
+        for (int j = 0; j < C::BK / C::RS; j++)
+            buf[(row0 + j * C::RS) * C::AP + col + s * C::NT] =
+                widen_bits(static_cast<const T *>(nullptr), st.bits[s][j]);
+}
+
+template <int WM, int WN, int MATH>
+CT3D_DEV void igemm_copy_a(const igemm_params &p, const igemm_cursor<igemm_cfg<WM, WN>::MS> &c,
+                           float *buf, int tid)
+{
+    using C = igemm_cfg<WM, WN, MATH>;
+    const float *x = static_cast<const float *>(p.x);
+    const int row0 = tid / C::BM, col = tid - row0 * C::BM;
+    CT3D_UNROLL
+    for (int s = 0; s < C::MS; s++) {
+        const float *src = x + c.aoff[s];
+        CT3D_UNROLL
+        for (int j = 0; j < C::BK / C::RS; j++) {
+            const int kk = row0 + j * C::RS;
+            const bool ok = c.ain[s] && c.ic0 + kk < p.cig;
+            copy4(buf + kk * C::AP + col + s * C::NT, ok ? src : x, ok);
+            src += (long long)C::RS * p.xs[1];
+        }
+    }
+}
+
+template <int WM, int WN, int MATH>
+CT3D_DEV void igemm_copy_b(const igemm_params &p, const igemm_cursor<igemm_cfg<WM, WN>::MS> &c,
+                           float *buf, int tid)
+{
+    using C = igemm_cfg<WM, WN, MATH>;
+    float *bs = buf + C::BK * C::AP;
     const long long wrow = igemm_wrow(p);
     const float *wsrc = p.w + c.woff;
     CT3D_UNROLL
@@ -385,10 +429,19 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
     if (n <= 0)
         return; /* a phase without taps, or more cluster ranks than K steps */
     igemm_cursor<C::MS> cur = igemm_cursor_at(p, tl, pos, row0, s0);
+    constexpr bool staged = sizeof(T) != sizeof(float);
+    igemm_astage<WM, WN, MATH> st;
     CT3D_UNROLL
     for (int s = 0; s < C::STAGES - 1; s++) {
         if (s < n) {
-            igemm_load_step<WM, WN, MATH, T>(p, cur, smem + s * C::STAGE, tid);
+            float *buf = smem + s * C::STAGE;
+            if constexpr (staged) {
+                igemm_fetch_a<WM, WN, MATH, T>(p, cur, st, tid);
+                igemm_put_a<WM, WN, MATH, T>(st, buf, tid);
+            } else {
+                igemm_copy_a<WM, WN, MATH>(p, cur, buf, tid);
+            }
+            igemm_copy_b<WM, WN, MATH>(p, cur, buf, tid);
             igemm_cursor_next(p, tl, pos, row0, cur);
         }
         copy_commit();
@@ -397,12 +450,20 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
         copy_wait_groups<C::STAGES - 2>();
         CT3D_SYNC(); /* step it has landed for every thread; step it - 1's buffer is free */
         const int next = it + C::STAGES - 1;
+        float *nbuf = smem + (next % C::STAGES) * C::STAGE;
         if (next < n) {
-            igemm_load_step<WM, WN, MATH, T>(p, cur, smem + (next % C::STAGES) * C::STAGE, tid);
+            if constexpr (staged)
+                igemm_fetch_a<WM, WN, MATH, T>(p, cur, st, tid);
+            else
+                igemm_copy_a<WM, WN, MATH>(p, cur, nbuf, tid);
+            igemm_copy_b<WM, WN, MATH>(p, cur, nbuf, tid);
             igemm_cursor_next(p, tl, pos, row0, cur);
         }
         copy_commit();
         igemm_step<WM, WN, MATH>(acc, smem + (it % C::STAGES) * C::STAGE, tid);
+        if constexpr (staged)
+            if (next < n)
+                igemm_put_a<WM, WN, MATH, T>(st, nbuf, tid); /* read after the next syncs */
     }
     copy_wait_groups<0>();
 }
