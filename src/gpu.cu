@@ -28,7 +28,8 @@ struct convt3d_backend_state {
     convt3d_shape shape;
     int ordinal;
     ct3d::cuda_plan plan;
-    float *weight; /* device, repacked: [g][ob][ic][tap][oc] (cuda/common/types.h) */
+    float *weight; /* device, repacked: [g][ob][ic][tap][oc] (cuda/common/types.h); f32, or
+                      16-bit for cuda_impl.half_weights entries */
     float *bias;   /* device, in the problem's type (f32 kernels read floats), NULL without bias */
     void *extra;   /* device, the implementation's extras (cuda_impl.extras) or NULL */
 };
@@ -275,6 +276,7 @@ static convt3d_status pack_f32_weights(convt3d_backend_state *s, const float *we
     convt3d_status st = CONVT3D_SUCCESS;
     const ct3d::cuda_plan &k = s->plan;
     float *raw = NULL;
+    unsigned short *narrow = NULL;
     const float *src = weight;
     int64_t total;
     if (__builtin_mul_overflow(s->shape.groups * s->shape.cig * s->shape.k_volume,
@@ -292,8 +294,20 @@ static convt3d_status pack_f32_weights(convt3d_backend_state *s, const float *we
              "launching the weight repack");
     if (k.impl->tf32_weights)
         CUDA_TRY(ct3d::launch_round_tf32(s->weight, total, 0), "launching the TF32 rounding");
+    if (k.impl->half_weights) {
+        CUDA_TRY(cudaMalloc(&narrow, (size_t)total * sizeof(unsigned short)),
+                 "cudaMalloc(16-bit packed weights)");
+        CUDA_TRY(ct3d::launch_narrow(s->weight, narrow, total, s->shape.w_type, 0),
+                 "launching the weight narrowing");
+    }
     CUDA_TRY(cudaStreamSynchronize(0), "cudaStreamSynchronize(weight repack)");
+    if (narrow) { /* the kernel reads 16-bit weights: the f32 ones go */
+        cudaFree(s->weight);
+        s->weight = (float *)narrow;
+        narrow = NULL;
+    }
 out:
+    cudaFree(narrow);
     cudaFree(raw);
     return st;
 }

@@ -394,17 +394,20 @@ int run_igemm_as(int i, convt3d_dtype type)
     if (MATH == IGEMM_TF32) /* the entry's tf32_weights: rounded once at planning */
         for (float &v : w)
             v = tf32_value(to_tf32(v));
+    std::vector<unsigned short> w16(w.size()); /* the entry's half_weights: narrowed, exact */
+    for (size_t e = 0; e < w.size(); e++)
+        w16[e] = type == CONVT3D_BF16 ? convt3d_f32_to_bf16(w[e]) : convt3d_f32_to_f16(w[e]);
     std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
     std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
     p.x = x.data();
-    p.w = w.data();
+    p.w = MATH == IGEMM_HALF ? reinterpret_cast<const float *>(w16.data()) : w.data();
     p.bias = d.p.has_bias ? b.data() : nullptr;
     p.y = y.data();
     emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float), igemm_body_for<MATH, T>(t), &p);
     std::vector<float> yf(y.size());
     for (size_t e = 0; e < y.size(); e++)
         yf[e] = widen(y[e]);
-    static const char *const names[] = {"ffma", "tf32", "3xtf32", "exact"};
+    static const char *const names[] = {"ffma", "tf32", "3xtf32", "half"};
     char what[96];
     snprintf(what, sizeof what, "igemm %s %s %d,%d cs %d", names[MATH], convt3d_dtype_name(type),
              t.wm, t.wn, cs);
@@ -420,9 +423,9 @@ int run_igemm(int i, const char *mode)
     if (strcmp(mode, "3xtf32") == 0)
         return run_igemm_as<IGEMM_3XTF32, float>(i, CONVT3D_F32);
     if (strcmp(mode, "f16") == 0)
-        return run_igemm_as<IGEMM_TC_EXACT, f16_t>(i, CONVT3D_F16);
+        return run_igemm_as<IGEMM_HALF, f16_t>(i, CONVT3D_F16);
     if (strcmp(mode, "bf16") == 0)
-        return run_igemm_as<IGEMM_TC_EXACT, bf16_t>(i, CONVT3D_BF16);
+        return run_igemm_as<IGEMM_HALF, bf16_t>(i, CONVT3D_BF16);
     return run_igemm_as<IGEMM_FFMA, float>(i, CONVT3D_F32);
 }
 
@@ -435,17 +438,21 @@ float *ct3d_emulate_cluster_smem(float *ptr, int rank)
     return t_cluster_smem[rank] + (ptr - t_cluster_smem[t_rank]);
 }
 
-/* mma.sync m16n8k8 TF32 as plain loops over its fragment layout
- * (device.cuh).  A thread queues its MMAs; at the flush every thread of the
- * block posts its queued fragments, then computes its own four C elements of
- * each MMA, in order, from the whole warp's.  The hardware reads only the
- * top 19 bits of each operand (the mask), multiplies exactly and
- * accumulates in at least fp32 (double here). */
+/* mma.sync (m16n8k8 TF32, m16n8k16 f16 / bf16) as plain loops over its
+ * fragment layouts (device.cuh).  A thread queues its MMAs; at the flush
+ * every thread of the block posts its queued fragments, then computes its
+ * own four C elements of each MMA, in order, from the whole warp's.  The
+ * hardware reads only the top 19 bits of a TF32 operand (the mask),
+ * multiplies exactly and accumulates in at least fp32 (double here).
+ * ldmatrix needs no exchange: every lane of a warp names the same tile
+ * (device.cuh), so a lane reads its elements from it directly. */
 namespace {
 
+enum mma_kind { kMmaTf32, kMmaF16, kMmaBf16 };
 struct queued_mma {
     float *c;
     unsigned ab[6];
+    mma_kind kind;
 };
 thread_local std::vector<queued_mma> t_mma_queue;
 constexpr size_t kMmaQueueMax = 128; /* per thread and flush: emu_thread.mma_regs */
@@ -458,14 +465,18 @@ double tf32_operand(unsigned u)
     return (double)f;
 }
 
-} // namespace
-
-void ct3d::ct3d_emulate_mma_tf32(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2],
-                                 int tid)
+/* One 16-bit operand of a pair (low half first) as its value. */
+double half_operand(unsigned word, int which, mma_kind kind)
 {
-    (void)tid;
+    const uint16_t h = (uint16_t)(which ? word >> 16 : word & 0xffffu);
+    return kind == kMmaBf16 ? (double)convt3d_bf16_to_f32(h) : (double)convt3d_f16_to_f32(h);
+}
+
+void queue_mma(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2], mma_kind kind)
+{
     queued_mma q;
     q.c = c;
+    q.kind = kind;
     for (int r = 0; r < 4; r++)
         q.ab[r] = a[r];
     q.ab[4] = b[0];
@@ -475,6 +486,22 @@ void ct3d::ct3d_emulate_mma_tf32(float (&c)[4], const unsigned (&a)[4], const un
         abort();
     }
     t_mma_queue.push_back(q);
+}
+
+} // namespace
+
+void ct3d::ct3d_emulate_mma_tf32(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2],
+                                 int tid)
+{
+    (void)tid;
+    queue_mma(c, a, b, kMmaTf32);
+}
+
+void ct3d::ct3d_emulate_mma_half(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2],
+                                 int tid, bool bf16)
+{
+    (void)tid;
+    queue_mma(c, a, b, bf16 ? kMmaBf16 : kMmaF16);
 }
 
 void ct3d::ct3d_emulate_mma_flush(int tid)
@@ -487,19 +514,31 @@ void ct3d::ct3d_emulate_mma_flush(int tid)
     const unsigned *warp = t_mma_regs + (size_t)(tid & ~31) * words;
     const int lane = tid & 31, g = lane >> 2, t = lane & 3;
     for (size_t q = 0; q < nq; q++) {
-        /* A[r][k]: lane (r % 8) * 4 + k % 4, register (r >= 8) + 2 (k >= 4);
-         * B[k][n]: lane n * 4 + k % 4, register 4 + (k >= 4) */
+        const mma_kind kind = t_mma_queue[q].kind;
+        auto reg = [&](int l, int r) { return warp[l * words + q * 6 + r]; };
+        /* TF32 (m16n8k8): A[r][k] in lane (r % 8) * 4 + k % 4, register
+         * (r >= 8) + 2 (k >= 4); B[k][n] in lane n * 4 + k % 4, register
+         * 4 + (k >= 4).  f16 / bf16 (m16n8k16): pairs along k, so A[r][k] in
+         * lane (r % 8) * 4 + (k % 8) / 2, register (r >= 8) + 2 (k >= 8),
+         * half k % 2; B[k][n] in lane n * 4 + (k % 8) / 2, register
+         * 4 + (k >= 8), half k % 2. */
         auto A = [&](int r, int k) {
-            return tf32_operand(warp[((r % 8) * 4 + k % 4) * words + q * 6 + (r >= 8) + 2 * (k >= 4)]);
+            if (kind == kMmaTf32)
+                return tf32_operand(reg((r % 8) * 4 + k % 4, (r >= 8) + 2 * (k >= 4)));
+            return half_operand(reg((r % 8) * 4 + (k % 8) / 2, (r >= 8) + 2 * (k >= 8)), k % 2,
+                                kind);
         };
         auto B = [&](int k, int n) {
-            return tf32_operand(warp[(n * 4 + k % 4) * words + q * 6 + 4 + (k >= 4)]);
+            if (kind == kMmaTf32)
+                return tf32_operand(reg(n * 4 + k % 4, 4 + (k >= 4)));
+            return half_operand(reg(n * 4 + (k % 8) / 2, 4 + (k >= 8)), k % 2, kind);
         };
+        const int kdim = kind == kMmaTf32 ? 8 : 16;
         float *c = t_mma_queue[q].c;
         for (int e = 0; e < 4; e++) {
             const int r = g + 8 * (e >> 1), n = 2 * t + (e & 1);
             double sum = 0;
-            for (int k = 0; k < 8; k++)
+            for (int k = 0; k < kdim; k++)
                 sum += A(r, k) * B(k, n);
             c[e] = (float)((double)c[e] + sum);
         }

@@ -128,6 +128,10 @@ struct cuda_impl {
      * that the kernel feeds them to the tensor cores without rounding them
      * on every use. */
     int tf32_weights;
+    /* Nonzero: the packed weights are narrowed back to the data's 16-bit
+     * type (exact: they were widened from it), which the kernel stages as
+     * they are. */
+    int half_weights;
 };
 
 constexpr unsigned kDtypeF32 = 1u << CONVT3D_F32, kDtypeF16 = 1u << CONVT3D_F16,

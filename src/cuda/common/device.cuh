@@ -214,6 +214,82 @@ CT3D_DEV void mma_tf32(float (&c)[4], const unsigned (&a)[4], const unsigned (&b
 CT3D_DEV void mma_flush(int tid) { (void)tid; }
 #endif
 
+/* ---- tensor cores: f16 / bf16 mma.sync m16n8k16 ------------------------- */
+
+/* Four 8 x 8 matrices of 16-bit elements out of shared memory, each
+ * transposed (ldmatrix .x4 .trans).  The tile at `base` (the same in every
+ * lane of the warp) has rows `pitch` elements apart; matrix i starts at
+ * row ro[i], column co[i] (multiples of 8, orders kLdsmA / kLdsmB).  Lane t
+ * gets in dst[i] the elements (row 2 (t % 4), column t / 4) and (row
+ * 2 (t % 4) + 1, the same column) of matrix i, the first in the low half:
+ * for a tile stored [k][m] that is A's m16n8k16 fragment (matrices
+ * (k, m), (k, m + 8), (k + 8, m), (k + 8, m + 8)), for one stored [k][n]
+ * two B fragments (matrices (k, n), (k + 8, n), then n + 8). */
+enum ldsm_order { kLdsmA = 0, kLdsmB = 1 };
+template <class T>
+struct is_bf16 {
+    static constexpr bool value = false;
+};
+template <>
+struct is_bf16<bf16_t> {
+    static constexpr bool value = true;
+};
+template <int ORDER>
+CT3D_DEV void ldsm_origin(int i, int &ro, int &co)
+{
+    ro = ORDER == kLdsmA ? (i >> 1) * 8 : (i & 1) * 8;
+    co = ORDER == kLdsmA ? (i & 1) * 8 : (i >> 1) * 8;
+}
+#ifdef CONVT3D_GPU_EMULATE
+template <int ORDER>
+CT3D_DEV void ldsm_x4_trans(unsigned (&dst)[4], const unsigned short *base, int pitch, int lane)
+{
+    for (int i = 0; i < 4; i++) {
+        int ro, co;
+        ldsm_origin<ORDER>(i, ro, co);
+        const unsigned short *e = base + (ro + 2 * (lane & 3)) * pitch + co + (lane >> 2);
+        dst[i] = (unsigned)e[0] | (unsigned)e[pitch] << 16;
+    }
+}
+void ct3d_emulate_mma_half(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2], int tid,
+                           bool bf16);
+template <class T>
+CT3D_DEV void mma_half(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2], int tid)
+{
+    ct3d_emulate_mma_half(c, a, b, tid, is_bf16<T>::value);
+}
+#else
+template <int ORDER>
+CT3D_DEV void ldsm_x4_trans(unsigned (&dst)[4], const unsigned short *base, int pitch, int lane)
+{
+    /* lane l names row l % 8 of matrix l / 8 */
+    int ro, co;
+    ldsm_origin<ORDER>(lane >> 3, ro, co);
+    const unsigned a = (unsigned)__cvta_generic_to_shared(base + (ro + (lane & 7)) * pitch + co);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(dst[0]), "=r"(dst[1]), "=r"(dst[2]), "=r"(dst[3])
+                 : "r"(a));
+}
+/* c += A (16 x 16, row) B (16 x 8, col), fp32 accumulation.  Lane l (g =
+ * l / 4, t = l % 4) holds pairs a = A[g][2t..], A[g+8][2t..], A[g][2t+8..],
+ * A[g+8][2t+8..]; b = B[2t..][g], B[2t+8..][g]; c as mma_tf32's. */
+template <class T>
+CT3D_DEV void mma_half(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2], int tid)
+{
+    (void)tid;
+    if constexpr (!is_bf16<T>::value)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
+
 /* n / f.d for n < 2^31 (fdiv in gpu_kernels.h). */
 CT3D_DEV unsigned fdiv_q(const fdiv &f, unsigned n)
 {

@@ -1,4 +1,7 @@
 /* The weight repack (pack.h). */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "launch_util.h"
 #include "pack.h"
 
@@ -51,6 +54,23 @@ cudaError_t launch_round_tf32(float *w, long long total, cudaStream_t stream)
 {
     const int threads = 256;
     round_tf32_kernel<<<grid_of((total + threads - 1) / threads), threads, 0, stream>>>(w, total);
+    return cudaGetLastError();
+}
+
+__global__ void narrow_kernel(const float *src, unsigned short *dst, long long total, bool bf16)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x)
+        dst[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(src[i]))
+                      : __half_as_ushort(__float2half_rn(src[i]));
+}
+
+cudaError_t launch_narrow(const float *src, unsigned short *dst, long long total,
+                          convt3d_dtype type, cudaStream_t stream)
+{
+    const int threads = 256;
+    narrow_kernel<<<grid_of((total + threads - 1) / threads), threads, 0, stream>>>(
+        src, dst, total, type == CONVT3D_BF16);
     return cudaGetLastError();
 }
 

@@ -20,6 +20,12 @@ cudaError_t launch_pack(const convt3d_shape *s, int ocb, int nocb, const float *
  * the tensor cores as they are (cuda_impl.tf32_weights). */
 cudaError_t launch_round_tf32(float *w, long long total, cudaStream_t stream);
 
+/* dst[0..total) = src narrowed to f16 or bf16 (type), for entries that
+ * stage 16-bit weights (cuda_impl.half_weights); exact for weights that
+ * were widened from that type. */
+cudaError_t launch_narrow(const float *src, unsigned short *dst, long long total,
+                          convt3d_dtype type, cudaStream_t stream);
+
 } // namespace ct3d
 
 #endif

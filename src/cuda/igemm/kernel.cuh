@@ -15,6 +15,8 @@
 #ifndef CONVT3D_CUDA_IGEMM_KERNEL_CUH
 #define CONVT3D_CUDA_IGEMM_KERNEL_CUH
 
+#include <type_traits>
+
 #include "../common/device.cuh"
 #include "params.h"
 
@@ -35,19 +37,24 @@ template <int WM, int WN, int MATH = IGEMM_FFMA>
 struct igemm_cfg {
     static constexpr int BM = 64 * WM, BN = 32 * WN, NT = 32 * WM * WN;
     static constexpr int BK = kIgemmBK, STAGES = 3;
-    /* Row pitches of As and Bs.  The FMA step reads rows with float4 loads
-     * (no padding); the MMA fragments read rows k..k+3 at 8 consecutive
-     * columns, which a pitch of 8 (mod 32) spreads over all 32 banks. */
+    /* Bytes of a staged element: f16 / bf16 stay 16-bit for IGEMM_HALF. */
+    static constexpr int ES = MATH == IGEMM_HALF ? 2 : 4;
+    /* Row pitches of As and Bs, in elements.  The FMA step reads rows with
+     * float4 loads (no padding); the TF32 fragments read rows k..k+3 at 8
+     * consecutive columns, which a pitch of 8 (mod 32) spreads over all 32
+     * banks; ldmatrix reads 8 rows of 16 bytes, which a pitch of an odd
+     * multiple of 16 bytes spreads over all banks (BM, BN: multiples of 32). */
     static constexpr int PAD = MATH == IGEMM_FFMA ? 0 : 8;
     static constexpr int AP = BM + PAD, BP = BN + PAD;
-    static constexpr int STAGE = BK * (AP + BP); /* floats of one K step */
+    static constexpr int STAGE = BK * (AP + BP) * ES / 4; /* floats of one K step */
     static constexpr int CPITCH = BM + 4;        /* the output tile, [BN][CPITCH] */
     static constexpr int SMEM = STAGES * STAGE > BN * CPITCH ? STAGES * STAGE : BN * CPITCH;
     /* A thread's positions (MS of them, NT apart) and rows: rows tid / BM +
      * j * RS.  The same split serves the A copies and the output stores. */
     static constexpr int MS = BM > NT ? BM / NT : 1;
     static constexpr int RS = NT >= BM ? NT / BM : 1;
-    static constexpr int B4 = BK * BN / 4; /* float4 copies of B a step */
+    static constexpr int BE = 16 / ES;         /* elements of B a 16-byte copy */
+    static constexpr int B4 = BK * BN / BE;    /* 16-byte copies of B a step */
     static_assert(BM % NT == 0 || NT % BM == 0, "positions split evenly");
     static_assert(BK % RS == 0 && BN % RS == 0, "rows split evenly");
 };
@@ -235,9 +242,13 @@ CT3D_DEV void igemm_put_a(const igemm_astage<WM, WN, MATH> &st, float *buf, int 
     CT3D_UNROLL
     for (int s = 0; s < C::MS; s++)
         CT3D_UNROLL
-        for (int j = 0; j < C::BK / C::RS; j++)
-            buf[(row0 + j * C::RS) * C::AP + col + s * C::NT] =
-                widen_bits(static_cast<const T *>(nullptr), st.bits[s][j]);
+        for (int j = 0; j < C::BK / C::RS; j++) {
+            const int at = (row0 + j * C::RS) * C::AP + col + s * C::NT;
+            if constexpr (MATH == IGEMM_HALF)
+                reinterpret_cast<unsigned short *>(buf)[at] = st.bits[s][j];
+            else
+                buf[at] = widen_bits(static_cast<const T *>(nullptr), st.bits[s][j]);
+        }
 }
 
 template <int WM, int WN, int MATH>
@@ -265,17 +276,20 @@ CT3D_DEV void igemm_copy_b(const igemm_params &p, const igemm_cursor<igemm_cfg<W
                            float *buf, int tid)
 {
     using C = igemm_cfg<WM, WN, MATH>;
-    float *bs = buf + C::BK * C::AP;
+    /* in elements of ES bytes: the weights are packed in the staged type */
+    using E = typename std::conditional<C::ES == 2, unsigned short, float>::type;
+    E *bs = reinterpret_cast<E *>(buf) + C::BK * C::AP;
     const long long wrow = igemm_wrow(p);
-    const float *wsrc = p.w + c.woff;
+    const E *w = reinterpret_cast<const E *>(p.w), *wsrc = w + c.woff;
     CT3D_UNROLL
     for (int i = 0; i < (C::B4 + C::NT - 1) / C::NT; i++) {
         const int e = tid + i * C::NT;
         if (C::B4 % C::NT != 0 && e >= C::B4)
             break;
-        const int kk = e / (C::BN / 4), c4 = e - kk * (C::BN / 4);
+        const int kk = e / (C::BN / C::BE), cb = e - kk * (C::BN / C::BE);
         const bool ok = c.ic0 + kk < p.cig;
-        copy16(bs + kk * C::BP + 4 * c4, ok ? wsrc + kk * wrow + 4 * c4 : p.w, ok);
+        copy16(reinterpret_cast<float *>(bs + kk * C::BP + C::BE * cb),
+               reinterpret_cast<const float *>(ok ? wsrc + kk * wrow + C::BE * cb : w), ok);
     }
 }
 
@@ -328,16 +342,16 @@ CT3D_DEV void igemm_mma_step(float (&acc)[8][8], const float *buf, int am, int b
     }
 }
 
-/* The tensor-core step: a warp's 64 x 32 tile is 4 x 4 MMA tiles of
- * 16 x 8; acc[mt][nt] holds MMA tile (mt, nt) in mma_tf32's C layout.
- * Fragments come from shared memory as TF32 patterns: rounded (TF32), split
- * into a big and a small part, the small ones multiplied first so that
- * their products are not lost against the big one's (3XTF32), or taken as
- * they are (TC_EXACT: the values are TF32 values already). */
-template <int MATH>
+/* The TF32 step: a warp's 64 x 32 tile is 4 x 4 MMA tiles of 16 x 8;
+ * acc[mt][nt] holds MMA tile (mt, nt) in mma_tf32's C layout.  Fragments
+ * come from shared memory as TF32 patterns: rounded (TF32), split into a
+ * big and a small part, the small ones multiplied first so that their
+ * products are not lost against the big one's (3XTF32), or taken as they
+ * are (the TF32 weights, rounded at planning). */
+template <int MATH, bool ROUNDED = false>
 CT3D_DEV void tc_operand(float v, unsigned &big, unsigned &small)
 {
-    if constexpr (MATH == IGEMM_TC_EXACT) {
+    if constexpr (ROUNDED) {
         big = f32_bits(v);
         small = 0;
     } else {
@@ -351,7 +365,7 @@ CT3D_DEV void igemm_tc_step(float (&acc)[4][4][4], const float *buf, int tid)
 {
     using C = igemm_cfg<WM, WN, MATH>;
     /* TF32: the packed weights were rounded at planning (tf32_weights) */
-    constexpr int BMATH = MATH == IGEMM_TF32 ? IGEMM_TC_EXACT : MATH;
+    constexpr bool BROUNDED = MATH == IGEMM_TF32;
     const int warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const float *as = buf + (warp % WM) * 64 + gid;
     const float *bs = buf + C::BK * C::AP + (warp / WM) * 32 + gid;
@@ -361,8 +375,8 @@ CT3D_DEV void igemm_tc_step(float (&acc)[4][4][4], const float *buf, int tid)
         unsigned bb[4][2], bsm[4][2];
         CT3D_UNROLL
         for (int nt = 0; nt < 4; nt++) {
-            tc_operand<BMATH>(br[nt * 8], bb[nt][0], bsm[nt][0]);
-            tc_operand<BMATH>(br[4 * C::BP + nt * 8], bb[nt][1], bsm[nt][1]);
+            tc_operand<MATH, BROUNDED>(br[nt * 8], bb[nt][0], bsm[nt][0]);
+            tc_operand<MATH, BROUNDED>(br[4 * C::BP + nt * 8], bb[nt][1], bsm[nt][1]);
         }
         CT3D_UNROLL
         for (int mt = 0; mt < 4; mt++) {
@@ -384,17 +398,56 @@ CT3D_DEV void igemm_tc_step(float (&acc)[4][4][4], const float *buf, int tid)
     mma_flush(tid);
 }
 
+/* The f16 / bf16 step: the same 4 x 4 MMA tiles of 16 x 8 and C layout,
+ * k16 MMAs on 16-bit stages; per 16 channels a warp's fragments are four
+ * ldmatrix of A (one an M tile) and two of B (two N tiles each). */
+template <int WM, int WN, class T>
+CT3D_DEV void igemm_half_step(float (&acc)[4][4][4], const float *buf, int tid)
+{
+    using C = igemm_cfg<WM, WN, IGEMM_HALF>;
+    static_assert(C::BK % 16 == 0, "k16 MMAs");
+    const int warp = tid >> 5, lane = tid & 31;
+    const unsigned short *as = reinterpret_cast<const unsigned short *>(buf) + (warp % WM) * 64;
+    const unsigned short *bs =
+        reinterpret_cast<const unsigned short *>(buf) + C::BK * C::AP + (warp / WM) * 32;
+    CT3D_UNROLL
+    for (int k16 = 0; k16 < C::BK; k16 += 16) {
+        unsigned a[4][4], b[4][2];
+        CT3D_UNROLL
+        for (int mt = 0; mt < 4; mt++)
+            ldsm_x4_trans<kLdsmA>(a[mt], as + k16 * C::AP + mt * 16, C::AP, lane);
+        CT3D_UNROLL
+        for (int np = 0; np < 2; np++) {
+            unsigned r[4];
+            ldsm_x4_trans<kLdsmB>(r, bs + k16 * C::BP + np * 16, C::BP, lane);
+            b[2 * np][0] = r[0];
+            b[2 * np][1] = r[1];
+            b[2 * np + 1][0] = r[2];
+            b[2 * np + 1][1] = r[3];
+        }
+        CT3D_UNROLL
+        for (int mt = 0; mt < 4; mt++)
+            CT3D_UNROLL
+            for (int nt = 0; nt < 4; nt++)
+                mma_half<T>(acc[mt][nt], a[mt], b[nt], tid);
+    }
+    mma_flush(tid);
+}
+
 /* One K step into the accumulators: FMA or tensor cores (by their shape). */
-template <int WM, int WN, int MATH>
+template <int WM, int WN, int MATH, class T>
 CT3D_DEV void igemm_step(float (&acc)[8][8], const float *buf, int tid)
 {
     const igemm_frag fr = igemm_frag_of<WM>(tid);
     igemm_mma_step<WM, WN>(acc, buf, fr.am, fr.bn);
 }
-template <int WM, int WN, int MATH>
+template <int WM, int WN, int MATH, class T>
 CT3D_DEV void igemm_step(float (&acc)[4][4][4], const float *buf, int tid)
 {
-    igemm_tc_step<WM, WN, MATH>(acc, buf, tid);
+    if constexpr (MATH == IGEMM_HALF)
+        igemm_half_step<WM, WN, T>(acc, buf, tid);
+    else
+        igemm_tc_step<WM, WN, MATH>(acc, buf, tid);
 }
 
 /* The accumulators of a thread: 8 x 8 for the FMA step, 4 x 4 MMA tiles of 4. */
@@ -460,7 +513,7 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
             igemm_cursor_next(p, tl, pos, row0, cur);
         }
         copy_commit();
-        igemm_step<WM, WN, MATH>(acc, smem + (it % C::STAGES) * C::STAGE, tid);
+        igemm_step<WM, WN, MATH, T>(acc, smem + (it % C::STAGES) * C::STAGE, tid);
         if constexpr (staged)
             if (next < n)
                 igemm_put_a<WM, WN, MATH, T>(st, nbuf, tid); /* read after the next syncs */

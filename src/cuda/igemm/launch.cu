@@ -69,9 +69,9 @@ igemm_fn igemm_kernel_for(const igemm_plan &ip)
     case IGEMM_TF32: return type == CONVT3D_F32 ? tc_kernel_for<IGEMM_TF32, float>(t) : nullptr;
     case IGEMM_3XTF32:
         return type == CONVT3D_F32 ? tc_kernel_for<IGEMM_3XTF32, float>(t) : nullptr;
-    case IGEMM_TC_EXACT:
-        return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_TC_EXACT, f16_t>(t)
-               : type == CONVT3D_BF16 ? tc_kernel_for<IGEMM_TC_EXACT, bf16_t>(t)
+    case IGEMM_HALF:
+        return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_HALF, f16_t>(t)
+               : type == CONVT3D_BF16 ? tc_kernel_for<IGEMM_HALF, bf16_t>(t)
                                       : nullptr;
     }
     return nullptr;
@@ -120,7 +120,7 @@ cudaError_t igemm_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_
     return err;
 }
 
-const igemm_variant kTf32 = {IGEMM_TF32}, k3xTf32 = {IGEMM_3XTF32}, kExact = {IGEMM_TC_EXACT};
+const igemm_variant kTf32 = {IGEMM_TF32}, k3xTf32 = {IGEMM_3XTF32}, kHalf = {IGEMM_HALF};
 
 } // namespace
 
@@ -137,12 +137,14 @@ extern const cuda_impl cuda_3xtf32_igemm_mma = {
     igemm_entry_plan,        igemm_prepare, nullptr,               igemm_launch,
     igemm_entry_describe,    kDtypeF32,     kMath3xTf32};
 extern const cuda_impl cuda_f16_igemm_mma = {
-    "cuda/f16_igemm_mma", &kExact,       igemm_entry_applicable, igemm_entry_passed_over,
+    "cuda/f16_igemm_mma", &kHalf,        igemm_entry_applicable, igemm_entry_passed_over,
     igemm_entry_plan,     igemm_prepare, nullptr,               igemm_launch,
-    igemm_entry_describe, kDtypeF16,     kMathAny};
+    igemm_entry_describe, kDtypeF16,     kMathAny,              0,
+    1};
 extern const cuda_impl cuda_bf16_igemm_mma = {
-    "cuda/bf16_igemm_mma", &kExact,       igemm_entry_applicable, igemm_entry_passed_over,
+    "cuda/bf16_igemm_mma", &kHalf,        igemm_entry_applicable, igemm_entry_passed_over,
     igemm_entry_plan,      igemm_prepare, nullptr,               igemm_launch,
-    igemm_entry_describe,  kDtypeBf16,    kMathAny};
+    igemm_entry_describe,  kDtypeBf16,    kMathAny,              0,
+    1};
 
 } // namespace ct3d

@@ -37,16 +37,17 @@ constexpr int kIgemmMaxClasses = 64;
 /* Input channels a K step takes. */
 constexpr int kIgemmBK = 16;
 
-/* The engine's inner product: FMA on f32 (exact, the default), or tensor
- * cores (mma.sync m16n8k8 TF32, fp32 accumulation) on inputs rounded to
- * TF32, on inputs split into two TF32 parts (3 products, fp32 accuracy), or
- * on inputs that are already exact in TF32 (f16 and bf16 data: every value
- * of either type is a TF32 value, so the products are exact). */
-enum igemm_math { IGEMM_FFMA = 0, IGEMM_TF32 = 1, IGEMM_3XTF32 = 2, IGEMM_TC_EXACT = 3 };
+/* The engine's inner product: FMA on f32 (exact, the default), tensor
+ * cores with mma.sync m16n8k8 TF32 (fp32 accumulation) on f32 inputs
+ * rounded to TF32 or split into two TF32 parts (3 products, fp32
+ * accuracy), or mma.sync m16n8k16 on f16 / bf16 data as it is (IGEMM_HALF:
+ * 16-bit shared-memory stages and weights, fp32 accumulation). */
+enum igemm_math { IGEMM_FFMA = 0, IGEMM_TF32 = 1, IGEMM_3XTF32 = 2, IGEMM_HALF = 3 };
 
 struct igemm_params {
     const void *x;  /* of the problem's type (f32, f16_t or bf16_t), as bias and y */
-    const float *w; /* packed [g][ob][ic][kd][kh][kw][oc < ocb], ocb = BN; f32 always */
+    const float *w; /* packed [g][ob][ic][kd][kh][kw][oc < ocb], ocb = BN; f32, or the
+                     data's type for IGEMM_HALF (cuda_impl.half_weights) */
     const void *bias;
     void *y;
     long long xs[5], ys[5];

@@ -72,10 +72,12 @@ bool igemm_applies(const convt3d_shape *s, int math, char *why, size_t why_size)
 
 size_t igemm_smem_bytes(igemm_shape t, int math)
 {
-    const long long pad = math == IGEMM_FFMA ? 0 : 8; /* igemm_cfg::PAD */
+    const long long pad = math == IGEMM_FFMA ? 0 : 8;   /* igemm_cfg::PAD */
+    const long long es = math == IGEMM_HALF ? 2 : 4;    /* igemm_cfg::ES */
     const long long bm = 64LL * t.wm, bn = 32LL * t.wn;
-    const long long pipe = 3LL * kIgemmBK * (bm + bn + 2 * pad), out = bn * (bm + 4);
-    return (size_t)(pipe > out ? pipe : out) * sizeof(float);
+    const long long pipe = 3LL * kIgemmBK * (bm + bn + 2 * pad) * es;
+    const long long out = bn * (bm + 4) * (long long)sizeof(float);
+    return (size_t)(pipe > out ? pipe : out);
 }
 
 bool igemm_tc_shape_compiled(igemm_shape t)
@@ -248,7 +250,7 @@ bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     const int math = igemm_entry_math(e);
     if (math == IGEMM_FFMA)
         return !igemm_preferred(s, why, why_size);
-    if (math == IGEMM_TC_EXACT) {
+    if (math == IGEMM_HALF) {
         /* depthwise: the half depthwise kernel (0.46 vs 1.9 ms on the suite's
          * depthwise shape); every other problem, even 8 channels a group,
          * runs faster here than in the generic kernel (kernelbench 1.74 vs
