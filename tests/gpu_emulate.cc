@@ -301,33 +301,33 @@ int run_phase(int i, const char *force)
 
 /* ---- the implicit-GEMM kernel -------------------------------------------- */
 
-template <int WM, int WN, int MATH, class T>
+template <int WM, int WN, int MATH, class T, bool KC>
 void igemm_body(const emu_thread &t)
 {
     const igemm_params &p = *static_cast<const igemm_params *>(t.params);
     for (long long c = 0; c < p.ntiles; c++) {
-        igemm_block<WM, WN, MATH, T>(p, t.smem[t.rank], t.tid, c * p.cs + t.rank);
+        igemm_block<WM, WN, MATH, T, KC>(p, t.smem[t.rank], t.tid, c * p.cs + t.rank);
         ct3d_emulate_cluster_sync(); /* the next cluster reuses the blocks */
     }
 }
 
 typedef void (*emu_body)(const emu_thread &);
 
-template <int MATH, class T>
+template <int MATH, class T, bool KC = false>
 emu_body igemm_body_for(igemm_shape t)
 {
     if (t.wm == 2 && t.wn == 4)
-        return igemm_body<2, 4, MATH, T>;
+        return igemm_body<2, 4, MATH, T, KC>;
     if (t.wm == 4 && t.wn == 2)
-        return igemm_body<4, 2, MATH, T>;
+        return igemm_body<4, 2, MATH, T, KC>;
     if (t.wm == 4 && t.wn == 1)
-        return igemm_body<4, 1, MATH, T>;
+        return igemm_body<4, 1, MATH, T, KC>;
     if constexpr (MATH == IGEMM_FFMA) {
         if (t.wm == 2 && t.wn == 2)
-            return igemm_body<2, 2, MATH, T>;
+            return igemm_body<2, 2, MATH, T, KC>;
         if (t.wm == 1 && t.wn == 4)
-            return igemm_body<1, 4, MATH, T>;
-        return igemm_body<2, 1, MATH, T>;
+            return igemm_body<1, 4, MATH, T, KC>;
+        return igemm_body<2, 1, MATH, T, KC>;
     }
     return nullptr;
 }
@@ -381,7 +381,14 @@ int run_igemm_as(int i, convt3d_dtype type)
     const bool tc = MATH != IGEMM_FFMA;
     const convt3d_layout layout =
         tc && rand_in(0, 1) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
-    const problem_data d = make_data(random_problem(40, 40, 3, true, layout), i % 2 == 0, type);
+    /* half data in NDHWC: the K-contiguous copies (igemm_plan.kc) half the time */
+    const bool want_kc = MATH == IGEMM_HALF && layout == CONVT3D_LAYOUT_NDHWC && rand_in(0, 1);
+    convt3d_problem prob = random_problem(40, 40, 3, true, layout);
+    for (int tries = 0; want_kc && (prob.in_channels / prob.groups) % 8 != 0 && tries < 1000;
+         tries++)
+        prob = random_problem(40, 40, 3, true, layout);
+    const problem_data d = make_data(prob, i % 2 == 0, type);
+    const bool kc = MATH == IGEMM_HALF && layout == CONVT3D_LAYOUT_NDHWC && d.s.cig % 8 == 0;
     const igemm_shape t = shapes[rand_in(0, tc ? 2 : 5)];
     const int cs = 1 << rand_in(0, 3);
     igemm_params p;
@@ -403,14 +410,15 @@ int run_igemm_as(int i, convt3d_dtype type)
     p.w = MATH == IGEMM_HALF ? reinterpret_cast<const float *>(w16.data()) : w.data();
     p.bias = d.p.has_bias ? b.data() : nullptr;
     p.y = y.data();
-    emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float), igemm_body_for<MATH, T>(t), &p);
+    emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float),
+                    kc ? igemm_body_for<MATH, T, true>(t) : igemm_body_for<MATH, T>(t), &p);
     std::vector<float> yf(y.size());
     for (size_t e = 0; e < y.size(); e++)
         yf[e] = widen(y[e]);
     static const char *const names[] = {"ffma", "tf32", "3xtf32", "half"};
     char what[96];
-    snprintf(what, sizeof what, "igemm %s %s %d,%d cs %d", names[MATH], convt3d_dtype_name(type),
-             t.wm, t.wn, cs);
+    snprintf(what, sizeof what, "igemm %s %s %d,%d cs %d%s", names[MATH],
+             convt3d_dtype_name(type), t.wm, t.wn, cs, kc ? " kc" : "");
     return check(d, yf, what, igemm_tolerance(MATH, type)) ? 0 : 1;
 }
 

@@ -224,7 +224,9 @@ CT3D_DEV void mma_flush(int tid) { (void)tid; }
  * 2 (t % 4) + 1, the same column) of matrix i, the first in the low half:
  * for a tile stored [k][m] that is A's m16n8k16 fragment (matrices
  * (k, m), (k, m + 8), (k + 8, m), (k + 8, m + 8)), for one stored [k][n]
- * two B fragments (matrices (k, n), (k + 8, n), then n + 8). */
+ * two B fragments (matrices (k, n), (k + 8, n), then n + 8).  ldsm_x4:
+ * the same untransposed, lane t getting (row t / 4, columns 2 (t % 4) and
+ * 2 (t % 4) + 1): for a tile stored [m][k], A's fragment in order kLdsmB. */
 enum ldsm_order { kLdsmA = 0, kLdsmB = 1 };
 template <class T>
 struct is_bf16 {
@@ -251,6 +253,16 @@ CT3D_DEV void ldsm_x4_trans(unsigned (&dst)[4], const unsigned short *base, int 
         dst[i] = (unsigned)e[0] | (unsigned)e[pitch] << 16;
     }
 }
+template <int ORDER>
+CT3D_DEV void ldsm_x4(unsigned (&dst)[4], const unsigned short *base, int pitch, int lane)
+{
+    for (int i = 0; i < 4; i++) {
+        int ro, co;
+        ldsm_origin<ORDER>(i, ro, co);
+        const unsigned short *e = base + (ro + (lane >> 2)) * pitch + co + 2 * (lane & 3);
+        dst[i] = (unsigned)e[0] | (unsigned)e[1] << 16;
+    }
+}
 void ct3d_emulate_mma_half(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2], int tid,
                            bool bf16);
 template <class T>
@@ -267,6 +279,16 @@ CT3D_DEV void ldsm_x4_trans(unsigned (&dst)[4], const unsigned short *base, int 
     ldsm_origin<ORDER>(lane >> 3, ro, co);
     const unsigned a = (unsigned)__cvta_generic_to_shared(base + (ro + (lane & 7)) * pitch + co);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(dst[0]), "=r"(dst[1]), "=r"(dst[2]), "=r"(dst[3])
+                 : "r"(a));
+}
+template <int ORDER>
+CT3D_DEV void ldsm_x4(unsigned (&dst)[4], const unsigned short *base, int pitch, int lane)
+{
+    int ro, co;
+    ldsm_origin<ORDER>(lane >> 3, ro, co);
+    const unsigned a = (unsigned)__cvta_generic_to_shared(base + (ro + (lane & 7)) * pitch + co);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(dst[0]), "=r"(dst[1]), "=r"(dst[2]), "=r"(dst[3])
                  : "r"(a));
 }

@@ -33,7 +33,7 @@ float *ct3d_emulate_cluster_smem(float *smem, int rank);
 
 namespace ct3d {
 
-template <int WM, int WN, int MATH = IGEMM_FFMA>
+template <int WM, int WN, int MATH = IGEMM_FFMA, bool KC = false>
 struct igemm_cfg {
     static constexpr int BM = 64 * WM, BN = 32 * WN, NT = 32 * WM * WN;
     static constexpr int BK = kIgemmBK, STAGES = 3;
@@ -46,7 +46,12 @@ struct igemm_cfg {
      * multiple of 16 bytes spreads over all banks (BM, BN: multiples of 32). */
     static constexpr int PAD = MATH == IGEMM_FFMA ? 0 : 8;
     static constexpr int AP = BM + PAD, BP = BN + PAD;
-    static constexpr int STAGE = BK * (AP + BP) * ES / 4; /* floats of one K step */
+    /* KC (K-contiguous A, igemm_plan.kc): As is [BM][AKP] instead, filled
+     * by 16-byte copies along the channels; AKP's 16-byte odd multiple
+     * keeps ldmatrix conflict-free. */
+    static constexpr int AKP = BK + 8;
+    static constexpr int ASZ = KC ? BM * AKP : BK * AP; /* elements of As */
+    static constexpr int STAGE = (ASZ + BK * BP) * ES / 4; /* floats of one K step */
     static constexpr int CPITCH = BM + 4;        /* the output tile, [BN][CPITCH] */
     static constexpr int SMEM = STAGES * STAGE > BN * CPITCH ? STAGES * STAGE : BN * CPITCH;
     /* A thread's positions (MS of them, NT apart) and rows: rows tid / BM +
@@ -55,6 +60,9 @@ struct igemm_cfg {
     static constexpr int RS = NT >= BM ? NT / BM : 1;
     static constexpr int BE = 16 / ES;         /* elements of B a 16-byte copy */
     static constexpr int B4 = BK * BN / BE;    /* 16-byte copies of B a step */
+    /* KC: a thread copies chunk tid % CPP of positions tid / CPP + s NT / CPP */
+    static constexpr int CPP = BK / BE;
+    static constexpr int MSA = KC ? BM * CPP / NT : MS; /* positions whose A a thread copies */
     static_assert(BM % NT == 0 || NT % BM == 0, "positions split evenly");
     static_assert(BK % RS == 0 && BN % RS == 0, "rows split evenly");
 };
@@ -271,14 +279,35 @@ CT3D_DEV void igemm_copy_a(const igemm_params &p, const igemm_cursor<igemm_cfg<W
     }
 }
 
+/* KC: the thread's 16-byte chunk of each of its positions (channels
+ * ic0 + row0 .. + BE: C_in/G is a multiple of BE, so a chunk lies wholly
+ * inside or outside the group's channels), by cp.async. */
 template <int WM, int WN, int MATH>
-CT3D_DEV void igemm_copy_b(const igemm_params &p, const igemm_cursor<igemm_cfg<WM, WN>::MS> &c,
-                           float *buf, int tid)
+CT3D_DEV void igemm_copy_a_kc(const igemm_params &p,
+                              const igemm_cursor<igemm_cfg<WM, WN, MATH, true>::MSA> &c,
+                              float *buf, int tid)
 {
-    using C = igemm_cfg<WM, WN, MATH>;
+    using C = igemm_cfg<WM, WN, MATH, true>;
+    using E = typename std::conditional<C::ES == 2, unsigned short, float>::type;
+    const E *x = static_cast<const E *>(p.x);
+    const int chunk = tid % C::CPP;
+    const bool ok_k = c.ic0 + chunk * C::BE < p.cig;
+    CT3D_UNROLL
+    for (int s = 0; s < C::MSA; s++) {
+        const int m = tid / C::CPP + s * (C::NT / C::CPP);
+        const bool ok = ok_k && c.ain[s];
+        copy16(reinterpret_cast<float *>(reinterpret_cast<E *>(buf) + m * C::AKP + chunk * C::BE),
+               reinterpret_cast<const float *>(ok ? x + c.aoff[s] : x), ok);
+    }
+}
+
+template <int WM, int WN, int MATH, bool KC, int MSA>
+CT3D_DEV void igemm_copy_b(const igemm_params &p, const igemm_cursor<MSA> &c, float *buf, int tid)
+{
+    using C = igemm_cfg<WM, WN, MATH, KC>;
     /* in elements of ES bytes: the weights are packed in the staged type */
     using E = typename std::conditional<C::ES == 2, unsigned short, float>::type;
-    E *bs = reinterpret_cast<E *>(buf) + C::BK * C::AP;
+    E *bs = reinterpret_cast<E *>(buf) + C::ASZ;
     const long long wrow = igemm_wrow(p);
     const E *w = reinterpret_cast<const E *>(p.w), *wsrc = w + c.woff;
     CT3D_UNROLL
@@ -401,21 +430,26 @@ CT3D_DEV void igemm_tc_step(float (&acc)[4][4][4], const float *buf, int tid)
 /* The f16 / bf16 step: the same 4 x 4 MMA tiles of 16 x 8 and C layout,
  * k16 MMAs on 16-bit stages; per 16 channels a warp's fragments are four
  * ldmatrix of A (one an M tile) and two of B (two N tiles each). */
-template <int WM, int WN, class T>
+template <int WM, int WN, bool KC, class T>
 CT3D_DEV void igemm_half_step(float (&acc)[4][4][4], const float *buf, int tid)
 {
-    using C = igemm_cfg<WM, WN, IGEMM_HALF>;
+    using C = igemm_cfg<WM, WN, IGEMM_HALF, KC>;
     static_assert(C::BK % 16 == 0, "k16 MMAs");
     const int warp = tid >> 5, lane = tid & 31;
-    const unsigned short *as = reinterpret_cast<const unsigned short *>(buf) + (warp % WM) * 64;
+    const unsigned short *as = reinterpret_cast<const unsigned short *>(buf) +
+                               (warp % WM) * 64 * (KC ? C::AKP : 1);
     const unsigned short *bs =
-        reinterpret_cast<const unsigned short *>(buf) + C::BK * C::AP + (warp / WM) * 32;
+        reinterpret_cast<const unsigned short *>(buf) + C::ASZ + (warp / WM) * 32;
     CT3D_UNROLL
     for (int k16 = 0; k16 < C::BK; k16 += 16) {
         unsigned a[4][4], b[4][2];
         CT3D_UNROLL
-        for (int mt = 0; mt < 4; mt++)
-            ldsm_x4_trans<kLdsmA>(a[mt], as + k16 * C::AP + mt * 16, C::AP, lane);
+        for (int mt = 0; mt < 4; mt++) {
+            if constexpr (KC) /* stored [m][k]: A's fragment as it is */
+                ldsm_x4<kLdsmB>(a[mt], as + mt * 16 * C::AKP + k16, C::AKP, lane);
+            else
+                ldsm_x4_trans<kLdsmA>(a[mt], as + k16 * C::AP + mt * 16, C::AP, lane);
+        }
         CT3D_UNROLL
         for (int np = 0; np < 2; np++) {
             unsigned r[4];
@@ -435,17 +469,17 @@ CT3D_DEV void igemm_half_step(float (&acc)[4][4][4], const float *buf, int tid)
 }
 
 /* One K step into the accumulators: FMA or tensor cores (by their shape). */
-template <int WM, int WN, int MATH, class T>
+template <int WM, int WN, int MATH, bool KC, class T>
 CT3D_DEV void igemm_step(float (&acc)[8][8], const float *buf, int tid)
 {
     const igemm_frag fr = igemm_frag_of<WM>(tid);
     igemm_mma_step<WM, WN>(acc, buf, fr.am, fr.bn);
 }
-template <int WM, int WN, int MATH, class T>
+template <int WM, int WN, int MATH, bool KC, class T>
 CT3D_DEV void igemm_step(float (&acc)[4][4][4], const float *buf, int tid)
 {
     if constexpr (MATH == IGEMM_HALF)
-        igemm_half_step<WM, WN, T>(acc, buf, tid);
+        igemm_half_step<WM, WN, KC, T>(acc, buf, tid);
     else
         igemm_tc_step<WM, WN, MATH>(acc, buf, tid);
 }
@@ -471,30 +505,33 @@ CT3D_DEV void igemm_zero(A &acc)
 
 /* The tile's K steps [s0, s1) through the pipeline (every thread of the
  * block calls it; it synchronises). */
-template <int WM, int WN, int MATH, class T, class A>
+template <int WM, int WN, int MATH, bool KC, class T, class A>
 CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
-                               const igemm_pos (&pos)[igemm_cfg<WM, WN>::MS], float *smem,
-                               int tid, int s0, int s1, A &acc)
+                               const igemm_pos (&pos)[igemm_cfg<WM, WN, MATH, KC>::MSA],
+                               float *smem, int tid, int s0, int s1, A &acc)
 {
-    using C = igemm_cfg<WM, WN, MATH>;
-    const int row0 = tid / C::BM;
+    using C = igemm_cfg<WM, WN, MATH, KC>;
+    /* the thread's first channel of a step */
+    const int row0 = KC ? (tid % C::CPP) * C::BE : tid / C::BM;
     const int n = s1 - s0;
     if (n <= 0)
         return; /* a phase without taps, or more cluster ranks than K steps */
-    igemm_cursor<C::MS> cur = igemm_cursor_at(p, tl, pos, row0, s0);
-    constexpr bool staged = sizeof(T) != sizeof(float);
+    igemm_cursor<C::MSA> cur = igemm_cursor_at(p, tl, pos, row0, s0);
+    constexpr bool staged = !KC && sizeof(T) != sizeof(float);
     igemm_astage<WM, WN, MATH> st;
     CT3D_UNROLL
     for (int s = 0; s < C::STAGES - 1; s++) {
         if (s < n) {
             float *buf = smem + s * C::STAGE;
-            if constexpr (staged) {
+            if constexpr (KC) {
+                igemm_copy_a_kc<WM, WN, MATH>(p, cur, buf, tid);
+            } else if constexpr (staged) {
                 igemm_fetch_a<WM, WN, MATH, T>(p, cur, st, tid);
                 igemm_put_a<WM, WN, MATH, T>(st, buf, tid);
             } else {
                 igemm_copy_a<WM, WN, MATH>(p, cur, buf, tid);
             }
-            igemm_copy_b<WM, WN, MATH>(p, cur, buf, tid);
+            igemm_copy_b<WM, WN, MATH, KC>(p, cur, buf, tid);
             igemm_cursor_next(p, tl, pos, row0, cur);
         }
         copy_commit();
@@ -505,15 +542,17 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
         const int next = it + C::STAGES - 1;
         float *nbuf = smem + (next % C::STAGES) * C::STAGE;
         if (next < n) {
-            if constexpr (staged)
+            if constexpr (KC)
+                igemm_copy_a_kc<WM, WN, MATH>(p, cur, nbuf, tid);
+            else if constexpr (staged)
                 igemm_fetch_a<WM, WN, MATH, T>(p, cur, st, tid);
             else
                 igemm_copy_a<WM, WN, MATH>(p, cur, nbuf, tid);
-            igemm_copy_b<WM, WN, MATH>(p, cur, nbuf, tid);
+            igemm_copy_b<WM, WN, MATH, KC>(p, cur, nbuf, tid);
             igemm_cursor_next(p, tl, pos, row0, cur);
         }
         copy_commit();
-        igemm_step<WM, WN, MATH, T>(acc, smem + (it % C::STAGES) * C::STAGE, tid);
+        igemm_step<WM, WN, MATH, KC, T>(acc, smem + (it % C::STAGES) * C::STAGE, tid);
         if constexpr (staged)
             if (next < n)
                 igemm_put_a<WM, WN, MATH, T>(st, nbuf, tid); /* read after the next syncs */
@@ -597,7 +636,7 @@ CT3D_DEV void igemm_store(const igemm_params &p, const igemm_tile &tl,
     }
 }
 
-template <int WM, int WN, int MATH = IGEMM_FFMA, class T = float>
+template <int WM, int WN, int MATH = IGEMM_FFMA, class T = float, bool KC = false>
 CT3D_DEV void igemm_block(const igemm_params &p, float *smem, int tid, long long vb)
 {
     using C = igemm_cfg<WM, WN, MATH>;
@@ -606,17 +645,32 @@ CT3D_DEV void igemm_block(const igemm_params &p, float *smem, int tid, long long
     const igemm_tile tl = igemm_tile_of(p, t, C::BM);
     typename igemm_acc<MATH>::type acc;
     igemm_zero(acc);
+    /* the positions a thread stores (and, but for KC, copies) */
     igemm_pos pos[C::MS];
     const int col = tid % C::BM;
-    CT3D_UNROLL
-    for (int s = 0; s < C::MS; s++)
-        pos[s] = igemm_pos_of(p, tl, tl.m0 + col + s * C::NT);
+    if constexpr (!KC)
+        CT3D_UNROLL
+        for (int s = 0; s < C::MS; s++)
+            pos[s] = igemm_pos_of(p, tl, tl.m0 + col + s * C::NT);
     if (!tl.empty) {
         const int steps = tl.taps[0] * tl.taps[1] * tl.taps[2] * p.kchunks;
         const int s0 = (int)((long long)steps * rank / p.cs);
         const int s1 = (int)((long long)steps * (rank + 1) / p.cs);
-        igemm_accumulate<WM, WN, MATH, T>(p, tl, pos, smem, tid, s0, s1, acc);
+        if constexpr (KC) {
+            using K = igemm_cfg<WM, WN, MATH, true>;
+            igemm_pos apos[K::MSA];
+            CT3D_UNROLL
+            for (int s = 0; s < K::MSA; s++)
+                apos[s] = igemm_pos_of(p, tl, tl.m0 + tid / K::CPP + s * (K::NT / K::CPP));
+            igemm_accumulate<WM, WN, MATH, true, T>(p, tl, apos, smem, tid, s0, s1, acc);
+        } else {
+            igemm_accumulate<WM, WN, MATH, false, T>(p, tl, pos, smem, tid, s0, s1, acc);
+        }
     }
+    if constexpr (KC) /* worked out now: they need no registers during the K loop */
+        CT3D_UNROLL
+        for (int s = 0; s < C::MS; s++)
+            pos[s] = igemm_pos_of(p, tl, tl.m0 + col + s * C::NT);
     CT3D_SYNC(); /* every thread is done with the pipeline buffers */
     igemm_spill_tile<WM, WN>(acc, smem, tid);
     if (p.cs > 1)

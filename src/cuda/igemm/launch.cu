@@ -12,14 +12,14 @@ namespace {
 
 /* 128 registers a thread: two 256-thread blocks (or four 128-thread ones) a
  * multiprocessor, 64 of them the accumulators. */
-template <int WM, int WN, int MATH, class T>
+template <int WM, int WN, int MATH, class T, bool KC = false>
 __global__ void __launch_bounds__(32 * WM * WN, 16 / (WM * WN)) igemm_kernel(const igemm_params p)
 {
     extern __shared__ __align__(16) float smem[];
     const long long nblocks = p.ntiles * p.cs;
     /* gridDim.x is a multiple of cs: a block keeps its rank in the cluster */
     for (long long vb = blockIdx.x; vb < nblocks; vb += gridDim.x) {
-        igemm_block<WM, WN, MATH, T>(p, smem, threadIdx.x, vb);
+        igemm_block<WM, WN, MATH, T, KC>(p, smem, threadIdx.x, vb);
         __syncthreads(); /* the next tile's copies overwrite shared memory */
     }
 }
@@ -46,19 +46,20 @@ igemm_fn ffma_kernel_for(igemm_shape t)
 
 /* The tensor-core instantiations of one inner product and data type
  * (igemm_tc_shape_compiled). */
-template <int MATH, class T>
+template <int MATH, class T, bool KC = false>
 igemm_fn tc_kernel_for(igemm_shape t)
 {
     if (t.wm == 2 && t.wn == 4)
-        return igemm_kernel<2, 4, MATH, T>;
+        return igemm_kernel<2, 4, MATH, T, KC>;
     if (t.wm == 4 && t.wn == 2)
-        return igemm_kernel<4, 2, MATH, T>;
+        return igemm_kernel<4, 2, MATH, T, KC>;
     if (t.wm == 4 && t.wn == 1)
-        return igemm_kernel<4, 1, MATH, T>;
+        return igemm_kernel<4, 1, MATH, T, KC>;
     return nullptr;
 }
 
-igemm_fn igemm_kernel_for(const igemm_plan &ip)
+/* kc: the K-contiguous A copies (igemm_plan.kc, when x allows them). */
+igemm_fn igemm_kernel_for(const igemm_plan &ip, bool kc)
 {
     const igemm_shape t = ip.t;
     const convt3d_dtype type = ip.type;
@@ -70,6 +71,10 @@ igemm_fn igemm_kernel_for(const igemm_plan &ip)
     case IGEMM_3XTF32:
         return type == CONVT3D_F32 ? tc_kernel_for<IGEMM_3XTF32, float>(t) : nullptr;
     case IGEMM_HALF:
+        if (kc)
+            return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_HALF, f16_t, true>(t)
+                   : type == CONVT3D_BF16 ? tc_kernel_for<IGEMM_HALF, bf16_t, true>(t)
+                                          : nullptr;
         return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_HALF, f16_t>(t)
                : type == CONVT3D_BF16 ? tc_kernel_for<IGEMM_HALF, bf16_t>(t)
                                       : nullptr;
@@ -79,10 +84,16 @@ igemm_fn igemm_kernel_for(const igemm_plan &ip)
 
 cudaError_t igemm_prepare(const cuda_plan &k, int smem_optin)
 {
-    const igemm_fn fn = igemm_kernel_for(*family_params<igemm_plan>(k));
-    if (!fn)
-        return cudaErrorInvalidDeviceFunction;
-    return raise_smem_cap(reinterpret_cast<const void *>(fn), smem_optin);
+    const igemm_plan &ip = *family_params<igemm_plan>(k);
+    for (int kc = 0; kc <= (ip.kc ? 1 : 0); kc++) { /* the launch may take either */
+        const igemm_fn fn = igemm_kernel_for(ip, kc != 0);
+        if (!fn)
+            return cudaErrorInvalidDeviceFunction;
+        const cudaError_t err = raise_smem_cap(reinterpret_cast<const void *>(fn), smem_optin);
+        if (err != cudaSuccess)
+            return err;
+    }
+    return cudaSuccess;
 }
 
 cudaError_t igemm_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,
@@ -91,7 +102,9 @@ cudaError_t igemm_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_
     const igemm_plan &ip = *family_params<igemm_plan>(k);
     const igemm_shape t = ip.t;
     (void)s;
-    const igemm_fn fn = igemm_kernel_for(ip);
+    /* 16-byte copies of x need x 16-byte aligned (channel offsets are, by ip.kc) */
+    const bool kc = ip.kc && ((unsigned long long)a.x & 15) == 0;
+    const igemm_fn fn = igemm_kernel_for(ip, kc);
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
     igemm_params p = ip.p;

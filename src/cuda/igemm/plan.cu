@@ -75,7 +75,11 @@ size_t igemm_smem_bytes(igemm_shape t, int math)
     const long long pad = math == IGEMM_FFMA ? 0 : 8;   /* igemm_cfg::PAD */
     const long long es = math == IGEMM_HALF ? 2 : 4;    /* igemm_cfg::ES */
     const long long bm = 64LL * t.wm, bn = 32LL * t.wn;
-    const long long pipe = 3LL * kIgemmBK * (bm + bn + 2 * pad) * es;
+    long long pipe = 3LL * kIgemmBK * (bm + bn + 2 * pad) * es;
+    if (math == IGEMM_HALF) { /* or K-contiguous A (igemm_cfg::ASZ): the plan fits both */
+        const long long kc = 3LL * (bm * (kIgemmBK + 8) + kIgemmBK * (bn + pad)) * es;
+        pipe = kc > pipe ? kc : pipe;
+    }
     const long long out = bn * (bm + 4) * (long long)sizeof(float);
     return (size_t)(pipe > out ? pipe : out);
 }
@@ -197,6 +201,7 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
     out->t = t;
     out->math = math;
     out->type = s->y_type;
+    out->kc = math == IGEMM_HALF && s->layout == CONVT3D_LAYOUT_NDHWC && s->cig % 8 == 0;
     return true;
 }
 
@@ -306,9 +311,11 @@ void igemm_entry_describe(const cuda_plan &k, char *buf, size_t size)
     const igemm_params &p = ip.p;
     snprintf(buf, size,
              "%s: warps %d x %d (tile %d x %d), clusters of %d, %lld tiles in %d tap "
-             "classes, %d K steps a tap, %lld blocks, %zu B shared%s%s",
+             "classes, %d K steps a tap, %lld blocks, %zu B shared%s%s%s",
              k.impl->name, ip.t.wm, ip.t.wn, 64 * ip.t.wm, 32 * ip.t.wn, p.cs, p.ntiles, p.nclass,
-             p.kchunks, k.blocks, k.smem_bytes, k.note[0] ? "; " : "", k.note);
+             p.kchunks, k.blocks, k.smem_bytes,
+             ip.kc ? ", 16-byte input copies along the channels" : "", k.note[0] ? "; " : "",
+             k.note);
 }
 
 } // namespace ct3d

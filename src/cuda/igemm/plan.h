@@ -18,6 +18,10 @@ struct igemm_plan {
     igemm_shape t;  /* the instantiation */
     int math;       /* igemm_math */
     convt3d_dtype type; /* of x, bias and y */
+    /* The A tile K-contiguous (igemm_cfg KC): 16-byte copies along the
+     * channels, for IGEMM_HALF in NDHWC with C_in/G a multiple of 8 (the
+     * launch falls back when x is not 16-byte aligned). */
+    bool kc;
 };
 
 /* What an entry of the family computes (cuda_impl.variant; NULL: the FMA
