@@ -6,8 +6,9 @@
  * implementation's kernel choose its tiling, and packs the weights once,
  * straight into the kernel's blocks.
  *
- * Execution splits the output into rows (n, g, od, oh), blocks of rows along
- * oh and, when there are few rows, segments along W.  Each row's (kd, kh)
+ * Execution splits the output into rows (n, g, od, oh) (or (n, od, oh) of
+ * every group, for the NDHWC kernels whose lanes run across groups), blocks
+ * of rows along oh and, when there are few rows, segments along W.  Each row's (kd, kh)
  * pairs are listed once, skipping input rows outside x (the D and H borders),
  * then one row kernel (cpu/phase_*.c) writes every element of the row once.
  * No atomics; each element's sum has a fixed order, and the W segments fall on
@@ -138,6 +139,15 @@ static convt3d_status choose_impl(const convt3d_shape *s, const convt3d_request 
  * from PyTorch's in one pass; 0 when out of memory. */
 static int pack_plan_weights(cpu_plan *pl, const float *weight)
 {
+    if (pl->kernel->all_groups) {
+        const int64_t n = cpu_lanes_weight_floats(&pl->s, pl->cout_pad);
+        pl->w = n < 0 ? NULL : alloc64((size_t)n * sizeof(float));
+        if (!pl->w)
+            return 0;
+        cpu_pack_weights_cio_to_lanes(&pl->s, weight, pl->cout_pad, pl->w);
+        pl->w_group = 0; /* one row of weights serves every group */
+        return 1;
+    }
     cpu_weight_layout l;
     if (!cpu_weight_layout_make(&pl->s, pl->w_block ? pl->w_block : pl->cogp, pl->ncdhw_oc, &l))
         return 0;
@@ -147,6 +157,24 @@ static int pack_plan_weights(cpu_plan *pl, const float *weight)
     cpu_pack_weights_cio_to_blocks(&pl->s, weight, &l, pl->w);
     pl->w_group = l.w_group;
     return 1;
+}
+
+/* Output channels a group holds in the packed weights and bias: NDHWC
+ * kernels of one group at a time pad each group's to whole vectors; the
+ * kernels over whole rows pad only the end of C_out (cpu_plan.cout_pad). */
+static int64_t stored_cog(const convt3d_shape *s, const cpu_impl *im)
+{
+    const int64_t lanes = s->layout == CONVT3D_LAYOUT_NDHWC && !cpu_impl_kernel(im)->all_groups
+                              ? im->isa->vector_lanes
+                              : 1;
+    return (s->cog + lanes - 1) / lanes * lanes;
+}
+
+/* Groups a work item covers one at a time: all at once for the kernels over
+ * whole rows. */
+static int64_t item_groups(const cpu_plan *pl)
+{
+    return pl->kernel->all_groups ? 1 : pl->s.groups;
 }
 
 /* Everything but the tiling and the weights: phase tables, padded bias, the
@@ -159,10 +187,13 @@ static int plan_common(cpu_plan *pl, const convt3d_shape *shape, const cpu_impl 
     pl->isa = im->isa;
     pl->kernel = cpu_impl_kernel(im);
     pl->row = pl->kernel->row;
-    const int64_t lanes = shape->layout == CONVT3D_LAYOUT_NDHWC ? im->isa->vector_lanes : 1;
-    pl->cogp = (shape->cog + lanes - 1) / lanes * lanes;
+    pl->cogp = stored_cog(shape, im);
     pl->stream = want_streaming(shape);
-    pl->zeros = calloc((size_t)shape->cig, sizeof(float));
+    /* Kernels over whole rows read a position's channels of every group, up
+     * to a vector past the last one (through lane masks, but the zeros stand
+     * for a whole position). */
+    pl->zeros = calloc((size_t)(pl->kernel->all_groups ? shape->cin + 64 : shape->cig),
+                       sizeof(float));
     if (shape->has_bias)
         pl->bias = calloc((size_t)(shape->groups * pl->cogp), sizeof(float));
     int ok = pl->zeros && (!shape->has_bias || pl->bias);
@@ -183,8 +214,7 @@ static convt3d_status f32_create(const convt3d_shape *shape, const convt3d_reque
     convt3d_status st = choose_impl(shape, req, &im);
     if (st != CONVT3D_SUCCESS)
         return st;
-    const int64_t lanes = shape->layout == CONVT3D_LAYOUT_NDHWC ? im->isa->vector_lanes : 1;
-    const int64_t cogp = (shape->cog + lanes - 1) / lanes * lanes;
+    const int64_t cogp = stored_cog(shape, im);
     int64_t packed;
     if (__builtin_mul_overflow(shape->groups * shape->k_volume, shape->cig, &packed) ||
         __builtin_mul_overflow(packed, cogp, &packed) ||
@@ -263,7 +293,7 @@ static cpu_split split_work(const cpu_plan *pl, int threads)
 {
     const convt3d_shape *s = &pl->s;
     cpu_split sp;
-    const int64_t planes = s->n * s->groups * s->out[0], outh = s->out[1];
+    const int64_t planes = s->n * item_groups(pl) * s->out[0], outh = s->out[1];
     const int64_t rows = planes * outh, want = threads > 1 ? 16 * (int64_t)threads : 1;
     sp.jlen = cpu_phase_len(s->out[2], s->s[2], 0);
     const int64_t chunks = (sp.jlen + pl->chunk - 1) / pl->chunk;
@@ -344,7 +374,8 @@ static void prefetch_row_inputs(const cpu_plan *pl, cpu_thread_scratch *ts, cons
         const float *from = xg + id * s->x_stride[2] + ih * s->x_stride[3];
         if (s->layout == CONVT3D_LAYOUT_NDHWC) {
             /* one span: every position's channels of the group */
-            const int64_t span = (s->in[2] - 1) * s->x_stride[4] + s->cig;
+            const int64_t span =
+                (s->in[2] - 1) * s->x_stride[4] + (pl->kernel->all_groups ? s->cin : s->cig);
             for (int64_t e = 0; e < span; e += 16)
                 __builtin_prefetch(from + e);
             __builtin_prefetch(from + span - 1);
@@ -366,7 +397,7 @@ static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, cons
     const int64_t seg = item % sp->segs, rest = item / sp->segs;
     const int64_t hb = rest % sp->row_blocks, plane = rest / sp->row_blocks;
     const int64_t od = plane % s->out[0], ng = plane / s->out[0];
-    const int64_t g = ng % s->groups, n = ng / s->groups;
+    const int64_t g = ng % item_groups(pl), n = ng / item_groups(pl);
     const float *xg = x + n * s->x_stride[0] + g * s->cig * s->x_stride[1];
     cpu_row_job job;
     if (pl->pack_slots) {

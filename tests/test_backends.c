@@ -116,6 +116,19 @@ static const named_problem edge_cases[] = {
      "mb2 ic4 oc24 g1 in3x3x9 k3x3x3 s2x2x2 p0x0x0 op1x1x1"},
     {"W stride 2, kernel 2, W = 1", "mb1 ic3 oc17 g1 in2x2x1 k2x2x2 s2x2x2 p0x0x0 op0x0x0"},
     {"groups 3, uneven everything", "mb3 ic9 oc15 g3 in5x3x11 k4x2x5 s3x2x2 p2x1x3 op1x1x1 l1x2x1"},
+    /* the NDHWC tiles whose lanes run across groups */
+    {"depthwise, 20 channels (a partial vector)", "mb2 ic20 oc20 g20 in3x4x13 k3x3x3 s2x2x2 p1x1x1 op1x1x1"},
+    {"depthwise, 40 channels, dilation and output padding",
+     "mb1 ic40 oc40 g40 in3x4x11 k3x2x3 s2x1x2 p1x0x2 op1x0x1 l1x2x2"},
+    {"depthwise, stride 1, W = 2", "mb1 ic5 oc5 g5 in3x3x2 k3x3x3 s1x1x1 p1x1x1 op0x0x0"},
+    {"C_out/G = C_in/G = 2, 12 groups", "mb1 ic24 oc24 g12 in3x3x19 k3x3x3 s2x2x2 p1x1x1 op1x1x1"},
+    {"C_out/G = C_in/G = 4, 5 groups (a partial vector)",
+     "mb2 ic20 oc20 g5 in2x3x9 k2x3x3 s1x2x2 p0x1x1 op0x1x1"},
+    {"C_out/G = 3, C_in/G = 2 (groups straddle vectors)",
+     "mb1 ic14 oc21 g7 in3x3x10 k3x3x2 s2x2x3 p1x1x0 op1x0x2"},
+    {"C_out/G = 1, C_in/G = 3", "mb1 ic15 oc5 g5 in3x3x7 k3x3x3 s1x1x1 p1x1x1 op0x0x0"},
+    {"C_out/G = 2, W dilation 2, stride 1", "mb1 ic8 oc8 g4 in3x4x15 k3x3x3 s1x1x1 p2x2x2 op0x0x0 l2x2x2"},
+    {"C_out/G = 8, C_in/G = 8, W stride 3", "mb1 ic32 oc32 g4 in2x3x11 k3x3x5 s2x2x3 p1x1x2 op1x1x2"},
 };
 
 /* DESIGN.md section 5, batch 1 and fewer rows so the reference stays quick;
@@ -476,6 +489,40 @@ static void cpu_lanes_choice(void)
     CU_ASSERT(!runs_oc_lanes(oc, dilated));
 }
 
+/* NDHWC problems whose groups leave vectors idle run on the kernels that
+ * lay the lanes across groups; the rest stay on the tile of one group at a
+ * time. */
+static void cpu_ndhwc_choice(void)
+{
+    const target *cpu = &targets[T_CPU];
+    static const struct {
+        const char *desc, *kind;
+    } cases[] = {
+        {"mb1 ic64 oc64 g64 in4x8x32 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_depthwise_ndhwc__"},
+        {"mb1 ic24 oc24 g12 in3x3x19 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_grouplanes_ndhwc__"},
+        {"mb1 ic32 oc64 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_gather_ndhwc__"},
+        {"mb1 ic128 oc4 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_gather_ndhwc__"},
+    };
+    for (int i = 0; i < COUNT(cases); i++) {
+        convt3d_problem p = parse_problem(cases[i].desc);
+        p.layout = CONVT3D_LAYOUT_NDHWC;
+        int64_t nx, nw, ny;
+        CU_ASSERT_EQUAL_FATAL(convt3d_tensor_elems(&p, &nx, &nw, &ny), CONVT3D_SUCCESS);
+        float *w = calloc((size_t)nw, sizeof *w);
+        CU_ASSERT_FATAL(w != NULL);
+        convt3d_plan *plan = NULL;
+        CU_ASSERT_EQUAL_FATAL(convt3d_plan_create(&plan, &p, cpu->device, w, NULL),
+                              CONVT3D_SUCCESS);
+        const char *name = convt3d_plan_kernel_name(plan);
+        if (!strstr(name, cases[i].kind))
+            printf("\n  FAILED: %s (NDHWC) ran %s, expected a %s kernel", cases[i].desc, name,
+                   cases[i].kind);
+        CU_ASSERT(strstr(name, cases[i].kind) != NULL);
+        convt3d_plan_destroy(plan);
+        free(w);
+    }
+}
+
 /* ---- determinism across thread counts ----------------------------------- */
 
 /* Reached through a weak reference so this file needs no OpenMP flags; the
@@ -498,6 +545,9 @@ static void cpu_thread_count_invariance(void)
         "mb2 ic8 oc13 g1 in3x4x21 k3x3x3 s3x2x1 p1x1x1 op2x1x0",
         "mb1 ic8 oc32 g1 in3x4x40 k3x3x3 s1x1x1 p1x1x1 op0x0x0", /* output-channel tiles */
         "mb1 ic3 oc32 g1 in1x2x150 k1x3x4 s1x2x2 p0x1x2 op0x1x1", /* the same, W stride 2 */
+        "mb1 ic20 oc20 g20 in3x4x37 k3x3x3 s2x2x2 p1x1x1 op1x1x1", /* NDHWC depthwise */
+        "mb1 ic24 oc24 g12 in3x3x41 k3x3x3 s2x2x2 p1x1x1 op1x1x1", /* NDHWC grouped lanes */
+        "mb1 ic5 oc5 g5 in1x1x600 k3x3x3 s1x1x1 p1x1x1 op0x0x0",   /* the same, W segments */
     };
     const int saved = omp_get_max_threads();
     const int counts[] = {1, 2, 3, 5, 8, 17, 64};
@@ -643,6 +693,11 @@ static void cpu_every_implementation_forced(void)
                 CONVT3D_SUCCESS)
                 continue;
         }
+        /* depthwise, which the NDHWC depthwise tile needs, now and then */
+        if (i % 4 == 1) {
+            p.out_channels = p.in_channels;
+            p.groups = p.in_channels;
+        }
         for (int k = 0; k < n; k++) {
             if (convt3d_implementation_device(k) != CONVT3D_DEVICE_CPU)
                 continue;
@@ -757,6 +812,7 @@ void register_backend_tests(void)
         {"cpu: kernelbench at full size", kernelbench_cpu},
         {"cpu: the NCDHW tile chosen, and forced", cpu_lanes_choice},
         {"cpu: output independent of the thread count", cpu_thread_count_invariance},
+        {"cpu: the NDHWC kernel chosen for grouped and depthwise problems", cpu_ndhwc_choice},
         {"cpu: every implementation forced where it applies, refused elsewhere",
          cpu_every_implementation_forced},
         {"cpu: the tiling policy on the bench shapes", cpu_tiling_policy},

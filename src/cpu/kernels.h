@@ -72,6 +72,13 @@ typedef struct cpu_kernel {
     /* The kernel reads NCDHW x through cpu_row_job's x_plane, w_lo and w_hi
      * such that input-row packing may stand in for x (cpu/rowpack.c). */
     int reads_packed_rows;
+    /* The kernel takes whole NDHWC output rows (n, od, oh) across every
+     * group, so that its vector lanes can run across groups: the row job's
+     * x, y, w and bias are at group 0, the weights are packed as
+     * [kd][kh][kw][ic][C_out padded to plan->cout_pad] (channel co of the
+     * row is group co / cog's channel co % cog) and the bias is C_out long
+     * (cpu/ndhwc_rows.h). */
+    int all_groups;
 } cpu_kernel;
 
 /* One instruction-set variant (cpu/phase_*.c): its kernels, one per layout
@@ -82,6 +89,11 @@ typedef struct cpu_isa {
     int64_t vector_lanes;      /* NDHWC kernels pad weights and bias to this */
     cpu_tile_limits limits;    /* the register-tiled kernels' tile maxima */
     cpu_kernel ncdhw, ncdhw_oc, ndhwc;
+    /* NDHWC kernels over whole rows (all_groups above): depthwise (one
+     * input and one output channel a group) and the grouped-lanes tile
+     * (C_out/G below group_lanes, cpu/registry.c has its rule). */
+    cpu_kernel ndhwc_dw, ndhwc_gl;
+    int64_t group_lanes;       /* lanes of one vector of those kernels */
     /* Whether an output-channel tile is built for the shape's W taps and
      * stride (pure), or NULL where the ISA has none. */
     int (*ncdhw_oc_built)(const convt3d_shape *s);
@@ -101,6 +113,7 @@ struct cpu_plan {
     float *bias;               /* [g][cogp], zero-padded; NULL without bias */
     float *zeros;              /* cig zeros: where NDHWC kernels read outside x */
     int64_t cogp;              /* output channels per group as stored */
+    int64_t cout_pad;          /* all_groups kernels: C_out rounded up to whole vectors */
     cpu_dim_phases ph[3];
     /* Tiling chosen by the kernel's plan(): for NCDHW tile_a = vectors along
      * j and tile_b = output channels per block; for the output-channel tile

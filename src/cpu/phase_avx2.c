@@ -85,6 +85,24 @@ static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[8])
 #define NDHWC_POS_MAX {12, 6, 4}
 #define NDHWC_TILES(X) UPTO12(X, 1) UPTO6(X, 2) UPTO4(X, 3)
 
+/* NDHWC over whole rows: depthwise tiles as the NDHWC ones; grouped-lanes
+ * tiles keep each position's input span too, so half the accumulators. */
+#define ROWS_MAXV 3
+#define ROWS_MAXP 12
+#define DW_MAXV 3
+#define DW_POS_MAX {12, 6, 4}
+#define DW_TILES(X) UPTO12(X, 1) UPTO6(X, 2) UPTO4(X, 3)
+#define GL_MAXV 2
+#define GL_POS_MAX {6, 3}
+#define GL_TILES(X) UPTO6(X, 1) X(1, 2) X(2, 2) X(3, 2)
+
+/* For the NDHWC tiles over whole rows (cpu/ndhwc_rows.h). */
+typedef __m256i vi;
+static inline vi v_iload(const int *p) { return _mm256_loadu_si256((const __m256i *)p); }
+static inline vi v_iadd(vi a, vi b) { return _mm256_add_epi32(a, b); }
+static inline vi v_iset1(int i) { return _mm256_set1_epi32(i); }
+static inline vf v_permute(vf x, vi idx) { return _mm256_permutevar8x32_ps(x, idx); }
+
 #define CPU_ISA_SYMBOL convt3d_cpu_isa_avx2
 #define CPU_ISA_NAME "avx2"
 #include "phase_tile.h"

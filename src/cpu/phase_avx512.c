@@ -89,6 +89,25 @@ static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[16])
 #define NDHWC_POS_MAX {16, 12, 8, 6}
 #define NDHWC_TILES(X) UPTO16(X, 1) UPTO12(X, 2) UPTO8(X, 3) UPTO6(X, 4)
 
+/* NDHWC over whole rows: depthwise tiles as the NDHWC ones (accumulators,
+ * a weight vector each, one x vector in flight); grouped-lanes tiles also
+ * keep each position's input span, so half the accumulators. */
+#define ROWS_MAXV 4
+#define ROWS_MAXP 16
+#define DW_MAXV 4
+#define DW_POS_MAX {16, 12, 8, 6}
+#define DW_TILES(X) UPTO16(X, 1) UPTO12(X, 2) UPTO8(X, 3) UPTO6(X, 4)
+#define GL_MAXV 2
+#define GL_POS_MAX {12, 6}
+#define GL_TILES(X) UPTO12(X, 1) UPTO6(X, 2)
+
+/* For the NDHWC tiles over whole rows (cpu/ndhwc_rows.h). */
+typedef __m512i vi;
+static inline vi v_iload(const int *p) { return _mm512_loadu_si512(p); }
+static inline vi v_iadd(vi a, vi b) { return _mm512_add_epi32(a, b); }
+static inline vi v_iset1(int i) { return _mm512_set1_epi32(i); }
+static inline vf v_permute(vf x, vi idx) { return _mm512_permutexvar_ps(idx, x); }
+
 #define CPU_ISA_SYMBOL convt3d_cpu_isa_avx512
 #define CPU_ISA_NAME "avx512"
 #include "phase_tile.h"

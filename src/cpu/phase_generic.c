@@ -7,6 +7,7 @@
  * per-thread buffer of one chunk instead of registers: for each tap the range
  * of j whose input lies inside the row is clamped once, outside the loops. */
 #include "kernels.h"
+#include "ndhwc_rows_generic.h"
 
 #define GEN_CHUNK 64 /* NCDHW: j positions per chunk */
 #define GEN_OCB 8    /* NCDHW: output channels per block */
@@ -144,4 +145,7 @@ const cpu_isa convt3d_cpu_isa_generic = {
     .vector_lanes = 1,
     .ncdhw = {row_ncdhw, plan_ncdhw, 0},
     .ndhwc = {row_ndhwc, plan_ndhwc, 0},
+    .ndhwc_dw = {cpu_row_ndhwc_dw_generic, cpu_plan_ndhwc_rows_generic, 0, 1},
+    .ndhwc_gl = {cpu_row_ndhwc_gl_generic, cpu_plan_ndhwc_rows_generic, 0, 1},
+    .group_lanes = CPU_GENERIC_GROUP_LANES,
 };

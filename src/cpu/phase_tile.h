@@ -752,6 +752,8 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
     }
 }
 
+#include "ndhwc_rows.h"
+
 /* ---- planning ----------------------------------------------------------- */
 
 /* The tiling policy (cpu/tiling.c) over this ISA's tile maxima
@@ -786,6 +788,9 @@ const cpu_isa CPU_ISA_SYMBOL = {
     .ncdhw = {row_ncdhw, plan_ncdhw, 1},
     .ncdhw_oc = {row_ncdhw_oc, plan_ncdhw_oc, 1},
     .ndhwc = {row_ndhwc, plan_ndhwc, 0},
+    .ndhwc_dw = {row_ndhwc_dw, plan_ndhwc_dw, 0, 1},
+    .ndhwc_gl = {row_ndhwc_gl, plan_ndhwc_gl, 0, 1},
+    .group_lanes = VL,
     .ncdhw_oc_built = ncdhw_oc_built,
     .finish = v_fence,
 };

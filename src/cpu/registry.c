@@ -1,18 +1,25 @@
 /* The CPU implementations (registry.h): each instruction set built into
  * this library, best first, and within it the NCDHW output-channel tile
- * before the W-lane tile (which always applies to NCDHW), then NDHWC. */
+ * before the W-lane tile (which always applies to NCDHW), then for NDHWC
+ * the depthwise tile and the grouped-lanes tile (which fill the vectors
+ * across groups) before the tile of one group at a time (which always
+ * applies to NDHWC). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "registry.h"
 
-static const cpu_family ncdhw_oc, ncdhw, ndhwc; /* the kinds, defined below the table */
+/* the kinds, defined below the table */
+static const cpu_family ncdhw_oc, ncdhw, ndhwc_dw, ndhwc_gl, ndhwc;
 
+#define CPU_NDHWC_IMPLS(isa, sym)                                                              \
+    {"cpu/f32_phase_depthwise_ndhwc__" isa, &sym, &ndhwc_dw},                                  \
+        {"cpu/f32_phase_grouplanes_ndhwc__" isa, &sym, &ndhwc_gl},                             \
+        {"cpu/f32_phase_gather_ndhwc__" isa, &sym, &ndhwc},
 #define CPU_IMPLS(isa, sym)                                                                    \
     {"cpu/f32_phase_gather_ncdhw_oc__" isa, &sym, &ncdhw_oc},                                  \
-        {"cpu/f32_phase_gather_ncdhw__" isa, &sym, &ncdhw},                                    \
-        {"cpu/f32_phase_gather_ndhwc__" isa, &sym, &ndhwc},
+        {"cpu/f32_phase_gather_ncdhw__" isa, &sym, &ncdhw}, CPU_NDHWC_IMPLS(isa, sym)
 
 static const cpu_impl impls[] = {
 #if CONVT3D_HAVE_CPU_AVX512
@@ -22,7 +29,7 @@ static const cpu_impl impls[] = {
     CPU_IMPLS("avx2", convt3d_cpu_isa_avx2)
 #endif
     {"cpu/f32_phase_gather_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw},
-    {"cpu/f32_phase_gather_ndhwc__generic", &convt3d_cpu_isa_generic, &ndhwc},
+    CPU_NDHWC_IMPLS("generic", convt3d_cpu_isa_generic)
 };
 #define N_IMPLS ((int)(sizeof impls / sizeof impls[0]))
 
@@ -89,6 +96,44 @@ static int isa_supported(const cpu_isa *isa)
 static const cpu_kernel *ncdhw_oc_kernel(const cpu_isa *isa) { return &isa->ncdhw_oc; }
 static const cpu_kernel *ncdhw_kernel(const cpu_isa *isa) { return &isa->ncdhw; }
 static const cpu_kernel *ndhwc_kernel(const cpu_isa *isa) { return &isa->ndhwc; }
+static const cpu_kernel *ndhwc_dw_kernel(const cpu_isa *isa) { return &isa->ndhwc_dw; }
+static const cpu_kernel *ndhwc_gl_kernel(const cpu_isa *isa) { return &isa->ndhwc_gl; }
+
+static int ndhwc_dw_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
+                               size_t why_size)
+{
+    (void)im;
+    if (s->cig != 1 || s->cog != 1) {
+        snprintf(why, why_size, "C_in/G=%lld, C_out/G=%lld (it needs 1 and 1)",
+                 (long long)s->cig, (long long)s->cog);
+        return 0;
+    }
+    return 1;
+}
+
+/* Lanes across groups pay where a group alone would leave lanes idle
+ * (C_out/G below the vector), and the tile holds a vector's input span in
+ * one register. */
+static int ndhwc_gl_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
+                               size_t why_size)
+{
+    const int64_t lanes = im->isa->group_lanes;
+    if (s->cog >= lanes) {
+        snprintf(why, why_size, "C_out/G=%lld fills %lld-lane vectors by itself",
+                 (long long)s->cog, (long long)lanes);
+        return 0;
+    }
+    const int64_t span = cpu_ndhwc_gl_span(s, lanes);
+    if (span > lanes) {
+        snprintf(why, why_size,
+                 "a vector of %lld output channels reads %lld input channels (at most %lld; "
+                 "C_in/G=%lld, C_out/G=%lld)",
+                 (long long)lanes, (long long)span, (long long)lanes, (long long)s->cig,
+                 (long long)s->cog);
+        return 0;
+    }
+    return 1;
+}
 
 static int ncdhw_oc_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
                                size_t why_size)
@@ -140,12 +185,23 @@ static int ndhwc_describe(const cpu_plan *pl, char *out, size_t size)
                     pl->isa->vector_lanes > 1 ? "channel vectors" : "channels");
 }
 
+static int ndhwc_rows_describe(const cpu_plan *pl, char *out, size_t size)
+{
+    return snprintf(out, size, "whole rows, tiles of %d positions x %d %s across groups",
+                    pl->tile_a, pl->tile_b,
+                    pl->isa->vector_lanes > 1 ? "channel vectors" : "channels");
+}
+
 static const cpu_family ncdhw_oc = {CONVT3D_LAYOUT_NCDHW, ncdhw_oc_kernel, ncdhw_oc_applicable,
                                     ncdhw_oc_passed_over, ncdhw_oc_describe};
 static const cpu_family ncdhw = {CONVT3D_LAYOUT_NCDHW, ncdhw_kernel, NULL, NULL,
                                  ncdhw_describe};
 static const cpu_family ndhwc = {CONVT3D_LAYOUT_NDHWC, ndhwc_kernel, NULL, NULL,
                                  ndhwc_describe};
+static const cpu_family ndhwc_dw = {CONVT3D_LAYOUT_NDHWC, ndhwc_dw_kernel, ndhwc_dw_applicable,
+                                    NULL, ndhwc_rows_describe};
+static const cpu_family ndhwc_gl = {CONVT3D_LAYOUT_NDHWC, ndhwc_gl_kernel, ndhwc_gl_applicable,
+                                    NULL, ndhwc_rows_describe};
 
 /* ---- the predicates ------------------------------------------------------ */
 

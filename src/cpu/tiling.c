@@ -124,3 +124,30 @@ cpu_tiling cpu_tiling_ndhwc(const convt3d_shape *s, const cpu_tile_limits *lim)
     t.w_block = 0;
     return t;
 }
+
+cpu_tiling cpu_tiling_ndhwc_rows(const convt3d_shape *s, int64_t lanes, int maxv,
+                                 const int *pos_max)
+{
+    const int64_t jmax = cpu_phase_len(s->out[2], s->s[2], 0);
+    const int64_t v = cpu_even_block((s->cout + lanes - 1) / lanes, maxv);
+    cpu_tiling t;
+    t.tile_b = (int)v;
+    t.tile_a = (int)cpu_min64(pos_max[v - 1], jmax);
+    t.chunk = t.tile_a;
+    t.w_block = 0;
+    return t;
+}
+
+/* A vector's span depends on where it starts in its group, first mod cog,
+ * which repeats after at most cog vectors; a shorter last vector reads no
+ * more than the whole one starting where it does. */
+int64_t cpu_ndhwc_gl_span(const convt3d_shape *s, int64_t lanes)
+{
+    const int64_t nvec = cpu_min64((s->cout + lanes - 1) / lanes, s->cog);
+    int64_t most = 0;
+    for (int64_t first = 0; first < nvec * lanes; first += lanes) {
+        const int64_t last = cpu_min64(first + lanes, s->cout) - 1;
+        most = cpu_max64(most, (last / s->cog - first / s->cog + 1) * s->cig);
+    }
+    return most;
+}

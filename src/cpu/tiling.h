@@ -49,4 +49,15 @@ CONVT3D_INTERNAL cpu_tiling cpu_tiling_ncdhw_oc(const convt3d_shape *s,
                                                 const cpu_tile_limits *lim);
 CONVT3D_INTERNAL cpu_tiling cpu_tiling_ndhwc(const convt3d_shape *s, const cpu_tile_limits *lim);
 
+/* The NDHWC kernels over whole rows (cpu/ndhwc_rows.h): vectors of lanes
+ * channels across C_out, as many as fit (up to maxv, split evenly), then
+ * positions up to pos_max[v - 1]. */
+CONVT3D_INTERNAL cpu_tiling cpu_tiling_ndhwc_rows(const convt3d_shape *s, int64_t lanes,
+                                                  int maxv, const int *pos_max);
+
+/* The most input channels that one vector of lanes output channels, laid
+ * across C_out, reads (its groups' C_in/G each): the grouped-lanes tile
+ * loads them as one vector, so it needs this to be at most lanes. */
+CONVT3D_INTERNAL int64_t cpu_ndhwc_gl_span(const convt3d_shape *s, int64_t lanes);
+
 #endif /* CONVT3D_CPU_TILING_H */

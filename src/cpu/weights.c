@@ -43,3 +43,27 @@ void cpu_pack_weights_cio_to_blocks(const convt3d_shape *s, const float *src,
                     to[block_row(s, l, t, ic) * ob] = from[t];
             }
 }
+
+int64_t cpu_lanes_weight_floats(const convt3d_shape *s, int64_t cout_pad)
+{
+    int64_t n;
+    if (__builtin_mul_overflow(s->k_volume, s->cig, &n) ||
+        __builtin_mul_overflow(n, cout_pad, &n) || n > (int64_t)(SIZE_MAX / sizeof(float)))
+        return -1;
+    return n;
+}
+
+void cpu_pack_weights_cio_to_lanes(const convt3d_shape *s, const float *src, int64_t cout_pad,
+                                   float *dst)
+{
+    const int64_t kvol = s->k_volume, cig = s->cig, cog = s->cog;
+    memset(dst, 0, (size_t)(kvol * cig * cout_pad) * sizeof(float));
+    for (int64_t co = 0; co < s->cout; co++) {
+        const int64_t g = co / cog, oc = co % cog;
+        for (int64_t ic = 0; ic < cig; ic++) {
+            const float *from = src + ((g * cig + ic) * cog + oc) * kvol;
+            for (int64_t t = 0; t < kvol; t++)
+                dst[(t * cig + ic) * cout_pad + co] = from[t];
+        }
+    }
+}

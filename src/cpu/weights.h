@@ -25,4 +25,16 @@ CONVT3D_INTERNAL int cpu_weight_layout_make(const convt3d_shape *s, int64_t ob, 
 CONVT3D_INTERNAL void cpu_pack_weights_cio_to_blocks(const convt3d_shape *s, const float *src,
                                                      const cpu_weight_layout *l, float *dst);
 
+/* Floats of the all-groups NDHWC layout below for rows of cout_pad
+ * channels, or -1 when that many bytes overflow a size_t. */
+CONVT3D_INTERNAL int64_t cpu_lanes_weight_floats(const convt3d_shape *s, int64_t cout_pad);
+
+/* Repacks PyTorch's weight into the all-groups NDHWC layout
+ * [kd][kh][kw][ic < C_in/G][co < cout_pad]: entry co holds group co / cog's
+ * weight of its input channel ic to its output channel co % cog, channels
+ * past C_out zero.  A tap's channel rows are then one contiguous run
+ * across every group, the lanes of the kernels that tile across groups. */
+CONVT3D_INTERNAL void cpu_pack_weights_cio_to_lanes(const convt3d_shape *s, const float *src,
+                                                    int64_t cout_pad, float *dst);
+
 #endif /* CONVT3D_CPU_WEIGHTS_H */
