@@ -381,14 +381,15 @@ int run_igemm_as(int i, convt3d_dtype type)
     const bool tc = MATH != IGEMM_FFMA;
     const convt3d_layout layout =
         tc && rand_in(0, 1) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
-    /* half data in NDHWC: the K-contiguous copies (igemm_plan.kc) half the time */
-    const bool want_kc = MATH == IGEMM_HALF && layout == CONVT3D_LAYOUT_NDHWC && rand_in(0, 1);
+    /* tensor cores in NDHWC: the K-contiguous copies (igemm_plan.kc) half the time */
+    const bool want_kc = tc && layout == CONVT3D_LAYOUT_NDHWC && rand_in(0, 1);
+    const int chunk = MATH == IGEMM_HALF ? 8 : 4;
     convt3d_problem prob = random_problem(40, 40, 3, true, layout);
-    for (int tries = 0; want_kc && (prob.in_channels / prob.groups) % 8 != 0 && tries < 1000;
+    for (int tries = 0; want_kc && (prob.in_channels / prob.groups) % chunk != 0 && tries < 1000;
          tries++)
         prob = random_problem(40, 40, 3, true, layout);
     const problem_data d = make_data(prob, i % 2 == 0, type);
-    const bool kc = MATH == IGEMM_HALF && layout == CONVT3D_LAYOUT_NDHWC && d.s.cig % 8 == 0;
+    const bool kc = igemm_kc_applies(&d.s, MATH);
     const igemm_shape t = shapes[rand_in(0, tc ? 2 : 5)];
     const int cs = 1 << rand_in(0, 3);
     igemm_params p;

@@ -462,6 +462,41 @@ static void test_igemm_channels(void)
     }
 }
 
+/* Every CUDA implementation on device tensors one element past their
+ * allocation's start (a slice of a larger tensor): kernels with 16-byte
+ * copies (the tensor-core igemm's K-contiguous input tile in NDHWC) must
+ * take their element-wise path, none may fault or read past the tensors.
+ * Random problems plus NDHWC ones with C_in/G a multiple of 8. */
+static void test_misaligned_pointers(void)
+{
+    if (skip_without_gpu())
+        return;
+    enum { NRANDOM = 10, NKC = 6 };
+    convt3d_problem problems[NRANDOM + NKC];
+    rng r = rng_make(test_seed() * 53 + 5);
+    for (int i = 0; i < NRANDOM; i++)
+        problems[i] = random_problem(&r, 4e5, 40000);
+    for (int i = 0; i < NKC; i++) {
+        convt3d_problem p = random_problem(&r, 4e5, 40000);
+        p.layout = CONVT3D_LAYOUT_NDHWC;
+        p.groups = rng_int(&r, 1, 2);
+        p.in_channels = p.groups * 8 * rng_int(&r, 1, 6);
+        p.out_channels = p.groups * rng_int(&r, 16, 80);
+        convt3d_shape sh;
+        if (convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS || sh.macs > 3e6 ||
+            sh.y_elems > 400000) {
+            i--;
+            continue;
+        }
+        problems[NRANDOM + i] = p;
+    }
+    const impl_stats st = check_registry(CONVT3D_DEVICE_CUDA, problems, NRANDOM + NKC,
+                                         test_seed() + 811, DEVICE_POINTERS_MISALIGNED, TOL);
+    printf("\n  %d CUDA implementations, %d checks, %d failed ", st.implementations, st.checks,
+           st.failed);
+    CU_ASSERT(st.checks > 0);
+}
+
 /* Plans with different tiles of one kernel coexist: a plan created later
  * (smaller shared-memory tile) must not break an earlier one. */
 static void test_plans_coexist(void)
@@ -854,6 +889,7 @@ static const test_entry gpu_tests[] = {
     {"cuda: random problems, every implementation and tiling forced", test_random_forced},
     {"cuda: edge cases, every implementation", test_edge_cases},
     {"cuda: implicit-GEMM kernel, many channels, each block shape", test_igemm_channels},
+    {"cuda: every implementation on misaligned device tensors", test_misaligned_pointers},
     {"cuda: plans with different tiles coexist", test_plans_coexist},
     {"cuda: caller's current device kept", test_current_device_kept},
     {"cuda: several GPUs (cuda:N)", test_several_gpus},

@@ -171,14 +171,15 @@ const char *gpu_skip_reason(void)
     return NULL;
 }
 
-/* Copies n bytes to the GPU (DEVICE_POINTERS mode); NULL on failure. */
-static void *to_device(const void *h, size_t n)
+/* Copies n bytes to the GPU at off bytes into a new allocation (the
+ * DEVICE_POINTERS modes); the allocation, or NULL on failure. */
+static void *to_device(const void *h, size_t n, size_t off)
 {
 #if CONVT3D_HAVE_CUDA
     void *d = NULL;
-    if (cudaMalloc(&d, n ? n : 1) != cudaSuccess)
+    if (cudaMalloc(&d, n + off ? n + off : 1) != cudaSuccess)
         return NULL;
-    if (h && cudaMemcpy(d, h, n, cudaMemcpyHostToDevice) != cudaSuccess) {
+    if (h && cudaMemcpy((char *)d + off, h, n, cudaMemcpyHostToDevice) != cudaSuccess) {
         cudaFree(d);
         return NULL;
     }
@@ -186,6 +187,7 @@ static void *to_device(const void *h, size_t n)
 #else
     (void)h;
     (void)n;
+    (void)off;
     return NULL;
 #endif
 }
@@ -258,16 +260,19 @@ static convt3d_status run_backend(const convt3d_problem *p, convt3d_device dev, 
             snprintf(why, why_size, "%s: %s", convt3d_status_string(st), convt3d_last_error());
         return st;
     }
-    void *dx = to_device(x, (size_t)nx * esize), *dw = to_device(w, (size_t)nw * esize);
-    void *dy = to_device(y, (size_t)ny * esize);
-    void *db = p->has_bias ? to_device(b, (size_t)p->out_channels * esize) : NULL;
+    const size_t off = mode == DEVICE_POINTERS_MISALIGNED ? esize : 0;
+    void *dx = to_device(x, (size_t)nx * esize, off), *dw = to_device(w, (size_t)nw * esize, off);
+    void *dy = to_device(y, (size_t)ny * esize, off);
+    void *db = p->has_bias ? to_device(b, (size_t)p->out_channels * esize, off) : NULL;
     convt3d_status st = CONVT3D_ERR_CUDA;
     if (dx && dw && dy && (db || !p->has_bias)) {
+        char *ax = (char *)dx + off, *aw = (char *)dw + off, *ay = (char *)dy + off;
+        char *ab = db ? (char *)db + off : NULL;
         if (impl || math != CONVT3D_MATH_F32)
-            st = run_plan(p, dev, impl, math, dx, dw, db, dy, why, why_size);
-        else if ((st = convt3d_forward(p, dev, dx, dw, db, dy)) != CONVT3D_SUCCESS)
+            st = run_plan(p, dev, impl, math, ax, aw, ab, ay, why, why_size);
+        else if ((st = convt3d_forward(p, dev, ax, aw, ab, ay)) != CONVT3D_SUCCESS)
             snprintf(why, why_size, "%s: %s", convt3d_status_string(st), convt3d_last_error());
-        if (st == CONVT3D_SUCCESS && !from_device(y, dy, (size_t)ny * esize)) {
+        if (st == CONVT3D_SUCCESS && !from_device(y, ay, (size_t)ny * esize)) {
             st = CONVT3D_ERR_CUDA;
             snprintf(why, why_size, "copying y back failed");
         }

@@ -57,7 +57,9 @@ convt3d_problem make_problem(int64_t n, int64_t cin, int64_t cout, int64_t g, in
 
 /* ---- the backend-vs-reference harness ---------------------------------- */
 
-typedef enum pointer_mode { HOST_POINTERS, DEVICE_POINTERS } pointer_mode;
+/* DEVICE_POINTERS_MISALIGNED: device tensors one element past an
+ * allocation's start (kernels with 16-byte copies must fall back). */
+typedef enum pointer_mode { HOST_POINTERS, DEVICE_POINTERS, DEVICE_POINTERS_MISALIGNED } pointer_mode;
 
 typedef struct check_result {
     int ok;            /* 1 when everything matched */

@@ -47,9 +47,11 @@ struct igemm_cfg {
     static constexpr int PAD = MATH == IGEMM_FFMA ? 0 : 8;
     static constexpr int AP = BM + PAD, BP = BN + PAD;
     /* KC (K-contiguous A, igemm_plan.kc): As is [BM][AKP] instead, filled
-     * by 16-byte copies along the channels; AKP's 16-byte odd multiple
-     * keeps ldmatrix conflict-free. */
-    static constexpr int AKP = BK + 8;
+     * by 16-byte copies along the channels.  AKP: rows 16-byte aligned, and
+     * an odd multiple of 16 bytes, which keeps ldmatrix conflict-free (8
+     * rows of 16 bytes) and spreads the TF32 fragments' 8 rows x 4 columns
+     * over all 32 banks. */
+    static constexpr int AKP = BK + 16 / ES;
     static constexpr int ASZ = KC ? BM * AKP : BK * AP; /* elements of As */
     static constexpr int STAGE = (ASZ + BK * BP) * ES / 4; /* floats of one K step */
     static constexpr int CPITCH = BM + 4;        /* the output tile, [BN][CPITCH] */
@@ -389,18 +391,21 @@ CT3D_DEV void tc_operand(float v, unsigned &big, unsigned &small)
     }
 }
 
-template <int WM, int WN, int MATH>
+template <int WM, int WN, int MATH, bool KC>
 CT3D_DEV void igemm_tc_step(float (&acc)[4][4][4], const float *buf, int tid)
 {
-    using C = igemm_cfg<WM, WN, MATH>;
+    using C = igemm_cfg<WM, WN, MATH, KC>;
     /* TF32: the packed weights were rounded at planning (tf32_weights) */
     constexpr bool BROUNDED = MATH == IGEMM_TF32;
     const int warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
-    const float *as = buf + (warp % WM) * 64 + gid;
-    const float *bs = buf + C::BK * C::AP + (warp / WM) * 32 + gid;
+    /* A[m][k] of the warp's rows m: As[k][m], or As[m][k] (KC) */
+    const float *as = KC ? buf + ((warp % WM) * 64 + gid) * C::AKP + tig
+                         : buf + (warp % WM) * 64 + gid + tig * C::AP;
+    constexpr int MSTEP = KC ? C::AKP : 1, KSTEP = KC ? 1 : C::AP;
+    const float *bs = buf + C::ASZ + (warp / WM) * 32 + gid;
     CT3D_UNROLL
     for (int k8 = 0; k8 < C::BK; k8 += 8) {
-        const float *ar = as + (k8 + tig) * C::AP, *br = bs + (k8 + tig) * C::BP;
+        const float *ar = as + k8 * KSTEP, *br = bs + (k8 + tig) * C::BP;
         unsigned bb[4][2], bsm[4][2];
         CT3D_UNROLL
         for (int nt = 0; nt < 4; nt++) {
@@ -410,10 +415,11 @@ CT3D_DEV void igemm_tc_step(float (&acc)[4][4][4], const float *buf, int tid)
         CT3D_UNROLL
         for (int mt = 0; mt < 4; mt++) {
             unsigned ab[4], asm_[4];
-            tc_operand<MATH>(ar[mt * 16], ab[0], asm_[0]);
-            tc_operand<MATH>(ar[mt * 16 + 8], ab[1], asm_[1]);
-            tc_operand<MATH>(ar[4 * C::AP + mt * 16], ab[2], asm_[2]);
-            tc_operand<MATH>(ar[4 * C::AP + mt * 16 + 8], ab[3], asm_[3]);
+            const float *am = ar + mt * 16 * MSTEP;
+            tc_operand<MATH>(am[0], ab[0], asm_[0]);
+            tc_operand<MATH>(am[8 * MSTEP], ab[1], asm_[1]);
+            tc_operand<MATH>(am[4 * KSTEP], ab[2], asm_[2]);
+            tc_operand<MATH>(am[4 * KSTEP + 8 * MSTEP], ab[3], asm_[3]);
             CT3D_UNROLL
             for (int nt = 0; nt < 4; nt++) {
                 if constexpr (MATH == IGEMM_3XTF32) {
@@ -481,7 +487,7 @@ CT3D_DEV void igemm_step(float (&acc)[4][4][4], const float *buf, int tid)
     if constexpr (MATH == IGEMM_HALF)
         igemm_half_step<WM, WN, KC, T>(acc, buf, tid);
     else
-        igemm_tc_step<WM, WN, MATH>(acc, buf, tid);
+        igemm_tc_step<WM, WN, MATH, KC>(acc, buf, tid);
 }
 
 /* The accumulators of a thread: 8 x 8 for the FMA step, 4 x 4 MMA tiles of 4. */

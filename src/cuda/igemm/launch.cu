@@ -67,9 +67,15 @@ igemm_fn igemm_kernel_for(const igemm_plan &ip, bool kc)
         return nullptr;
     switch (ip.math) {
     case IGEMM_FFMA: return type == CONVT3D_F32 ? ffma_kernel_for(t) : nullptr;
-    case IGEMM_TF32: return type == CONVT3D_F32 ? tc_kernel_for<IGEMM_TF32, float>(t) : nullptr;
+    case IGEMM_TF32:
+        if (type != CONVT3D_F32)
+            return nullptr;
+        return kc ? tc_kernel_for<IGEMM_TF32, float, true>(t) : tc_kernel_for<IGEMM_TF32, float>(t);
     case IGEMM_3XTF32:
-        return type == CONVT3D_F32 ? tc_kernel_for<IGEMM_3XTF32, float>(t) : nullptr;
+        if (type != CONVT3D_F32)
+            return nullptr;
+        return kc ? tc_kernel_for<IGEMM_3XTF32, float, true>(t)
+                  : tc_kernel_for<IGEMM_3XTF32, float>(t);
     case IGEMM_HALF:
         if (kc)
             return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_HALF, f16_t, true>(t)

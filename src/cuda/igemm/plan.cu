@@ -70,15 +70,22 @@ bool igemm_applies(const convt3d_shape *s, int math, char *why, size_t why_size)
     return true;
 }
 
-size_t igemm_smem_bytes(igemm_shape t, int math)
+bool igemm_kc_applies(const convt3d_shape *s, int math)
+{
+    const int chunk = math == IGEMM_HALF ? 8 : 4; /* igemm_cfg::BE */
+    return math != IGEMM_FFMA && s->layout == CONVT3D_LAYOUT_NDHWC && s->cig % chunk == 0;
+}
+
+size_t igemm_smem_bytes(igemm_shape t, int math, bool kc)
 {
     const long long pad = math == IGEMM_FFMA ? 0 : 8;   /* igemm_cfg::PAD */
     const long long es = math == IGEMM_HALF ? 2 : 4;    /* igemm_cfg::ES */
     const long long bm = 64LL * t.wm, bn = 32LL * t.wn;
     long long pipe = 3LL * kIgemmBK * (bm + bn + 2 * pad) * es;
-    if (math == IGEMM_HALF) { /* or K-contiguous A (igemm_cfg::ASZ): the plan fits both */
-        const long long kc = 3LL * (bm * (kIgemmBK + 8) + kIgemmBK * (bn + pad)) * es;
-        pipe = kc > pipe ? kc : pipe;
+    if (kc) { /* or K-contiguous A (igemm_cfg::ASZ, AKP): the plan fits both */
+        const long long akp = kIgemmBK + 16 / es;
+        const long long kpipe = 3LL * (bm * akp + kIgemmBK * (bn + pad)) * es;
+        pipe = kpipe > pipe ? kpipe : pipe;
     }
     const long long out = bn * (bm + 4) * (long long)sizeof(float);
     return (size_t)(pipe > out ? pipe : out);
@@ -132,7 +139,7 @@ bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, int cs, igemm_p
     if (tiles < 1 || tiles > (1LL << 40))
         return false;
     *pp = p;
-    *smem = igemm_smem_bytes(t, math);
+    *smem = igemm_smem_bytes(t, math, igemm_kc_applies(s, math));
     return true;
 }
 
@@ -140,21 +147,22 @@ namespace {
 
 /* Blocks of shape t a multiprocessor holds (registers: 128 a thread;
  * shared memory: the block's plus the 1 KB the driver reserves). */
-long long igemm_blocks_per_sm(igemm_shape t, int math, const device_limits &lim)
+long long igemm_blocks_per_sm(igemm_shape t, int math, bool kc, const device_limits &lim)
 {
     const long long by_regs = 65536 / (32LL * t.wm * t.wn * 128);
-    const long long by_smem = lim.smem_sm / ((long long)igemm_smem_bytes(t, math) + 1024);
+    const long long by_smem = lim.smem_sm / ((long long)igemm_smem_bytes(t, math, kc) + 1024);
     return by_regs < by_smem ? by_regs : by_smem;
 }
 
 /* The cluster size: the smallest power of two up to 8 whose clusters fill
  * every multiprocessor's block slots, as long as each block keeps at least
  * 8 of the heaviest tile's K steps. */
-int igemm_cluster_size(const igemm_params &p, igemm_shape t, int math, const device_limits &lim)
+int igemm_cluster_size(const igemm_params &p, igemm_shape t, int math, bool kc,
+                       const device_limits &lim)
 {
     /* the heaviest tile's K steps: its class comes first */
     const long long steps = (long long)igemm_phase_taps(p, p.order[0]) * p.kchunks;
-    const long long slots = igemm_blocks_per_sm(t, math, lim) * lim.num_sms;
+    const long long slots = igemm_blocks_per_sm(t, math, kc, lim) * lim.num_sms;
     /* a tensor-core K step is several times cheaper: a block may keep fewer */
     const long long least = math == IGEMM_FFMA ? 8 : 4;
     int cs = 1;
@@ -188,20 +196,21 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
             snprintf(note, note_size, "CONVT3D_CUDA_IGEMM=%s does not fit, ignored", tile);
         }
     }
-    if ((long long)igemm_smem_bytes(t, math) > lim.smem_optin)
+    const bool kc = igemm_kc_applies(s, math);
+    if ((long long)igemm_smem_bytes(t, math, kc) > lim.smem_optin)
         return false;
     igemm_params p;
     if (!igemm_fill(s, t, math, 1, &p, smem))
         return false;
     if (cs == 0)
-        cs = igemm_cluster_size(p, t, math, lim);
+        cs = igemm_cluster_size(p, t, math, kc, lim);
     if (cs > 1 && !igemm_fill(s, t, math, cs, &p, smem))
         return false;
     out->p = p;
     out->t = t;
     out->math = math;
     out->type = s->y_type;
-    out->kc = math == IGEMM_HALF && s->layout == CONVT3D_LAYOUT_NDHWC && s->cig % 8 == 0;
+    out->kc = kc;
     return true;
 }
 
@@ -271,9 +280,10 @@ bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                  "kernels yet (bench/NOTES.md), which 3xtf32 permits");
         return true;
     }
-    if (s->layout != CONVT3D_LAYOUT_NCDHW) {
-        snprintf(why, why_size, "automatically in NCDHW only: its NDHWC input loads are "
-                 "strided, the FMA kernels are faster there");
+    if (s->layout != CONVT3D_LAYOUT_NCDHW && !igemm_kc_applies(s, math)) {
+        snprintf(why, why_size, "automatically in NDHWC only with C_in/G a multiple of 4 "
+                 "(16-byte input copies along the channels); one element at a time, the FMA "
+                 "kernels are faster");
         return true;
     }
     if (s->cig < 16 || s->cog < 32) {

@@ -19,8 +19,8 @@ struct igemm_plan {
     int math;       /* igemm_math */
     convt3d_dtype type; /* of x, bias and y */
     /* The A tile K-contiguous (igemm_cfg KC): 16-byte copies along the
-     * channels, for IGEMM_HALF in NDHWC with C_in/G a multiple of 8 (the
-     * launch falls back when x is not 16-byte aligned). */
+     * channels (igemm_kc_applies; the launch falls back when x is not
+     * 16-byte aligned). */
     bool kc;
 };
 
@@ -43,8 +43,13 @@ int igemm_entry_math(const cuda_impl &e);
 bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, int cs, igemm_params *p,
                 size_t *smem);
 
-/* Shared memory (bytes) a block of shape t needs with inner product math. */
-size_t igemm_smem_bytes(igemm_shape t, int math);
+/* Shared memory (bytes) a block of shape t needs with inner product math,
+ * kc: with the K-contiguous A tile too (igemm_plan.kc). */
+size_t igemm_smem_bytes(igemm_shape t, int math, bool kc);
+
+/* Whether s allows the K-contiguous A tile with inner product math: tensor
+ * cores, NDHWC, C_in/G a multiple of a 16-byte chunk of the element type. */
+bool igemm_kc_applies(const convt3d_shape *s, int math);
 
 /* The shapes compiled for the tensor-core inner products (a subset of
  * igemm_shape_compiled: the ones the planner picks). */
