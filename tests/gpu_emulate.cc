@@ -7,7 +7,7 @@
 // src/cuda/*/plan.cu, compiled for the host under ASan and UBSan); not part
 // of make check (it needs a C++ compiler and CUDA's headers).
 //
-//   gpu_emulate phase|igemm COUNT SEED [KERNEL|MATH]
+//   gpu_emulate phase|igemm|dwtile COUNT SEED [KERNEL|MATH|TYPE]
 //
 // COUNT random problems (even ones with small-integer data, compared
 // exactly; odd ones uniform, relative L2 error <= 1e-5), plans from the
@@ -18,7 +18,8 @@
 // (the FMA engine), tf32 or 3xtf32 (tensor cores on f32 data, mma.sync
 // modelled as loops over its fragment layout), f16 or bf16 (tensor cores on
 // half data), both layouts for the tensor-core ones, each checked with its
-// mode's tolerance.
+// mode's tolerance; dwtile: depthwise NCDHW problems, TYPE "" (f32), f16
+// or bf16 (x, bias and y of that type, f32 weights).
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -28,6 +29,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "cuda/dwtile/kernel.cuh"
+#include "cuda/dwtile/plan.h"
 #include "cuda/igemm/kernel.cuh"
 #include "cuda/igemm/plan.h"
 #include "cuda/phase/kernel.cuh"
@@ -438,6 +441,121 @@ int run_igemm(int i, const char *mode)
     return run_igemm_as<IGEMM_FFMA, float>(i, CONVT3D_F32);
 }
 
+/* ---- the depthwise tile kernel ------------------------------------------- */
+
+/* The grid of a dwtile launch, one block after the other (x: spatial
+ * tiles, y: channels, z: images), each in the body's own element type. */
+struct dw_emu {
+    const dw_params *p;
+    unsigned grid[3];
+};
+
+template <int SW, int T0, int T1, bool FAST, class T>
+void dwtile_body(const emu_thread &t)
+{
+    const dw_emu &e = *static_cast<const dw_emu *>(t.params);
+    for (unsigned z = 0; z < e.grid[2]; z++)
+        for (unsigned c = 0; c < e.grid[1]; c++)
+            for (unsigned x = 0; x < e.grid[0]; x++) {
+                dw_block<SW, T0, T1, FAST, T>(*e.p, t.smem[0], t.tid, (int)c, (int)z, x);
+                ct3d_emulate_sync(); /* as the __global__ entry between blocks */
+            }
+}
+
+template <int SW, int T0, class T>
+emu_body dwtile_fast_t1(int t1)
+{
+    switch (t1) {
+    case 0: return dwtile_body<SW, T0, 0, true, T>;
+    case 1: return dwtile_body<SW, T0, 1, true, T>;
+    case 2: return dwtile_body<SW, T0, 2, true, T>;
+    case 3: return dwtile_body<SW, T0, 3, true, T>;
+    case 4: return dwtile_body<SW, T0, 4, true, T>;
+    default: return nullptr;
+    }
+}
+
+/* The instantiation launch.cu's dw_kernel_for picks. */
+template <class T>
+emu_body dwtile_body_for(const dw_params &p)
+{
+    if (!p.fast)
+        return p.sw == 1 ? dwtile_body<1, 0, 0, false, T> : dwtile_body<2, 0, 0, false, T>;
+    if (p.sw == 1) {
+        switch (p.wt[0]) {
+        case 1: return dwtile_body<1, 1, 0, true, T>;
+        case 2: return dwtile_body<1, 2, 0, true, T>;
+        case 3: return dwtile_body<1, 3, 0, true, T>;
+        case 4: return dwtile_body<1, 4, 0, true, T>;
+        default: return nullptr;
+        }
+    }
+    switch (p.wt[0]) {
+    case 0: return p.wt[1] > 0 ? dwtile_fast_t1<2, 0, T>(p.wt[1]) : nullptr;
+    case 1: return dwtile_fast_t1<2, 1, T>(p.wt[1]);
+    case 2: return dwtile_fast_t1<2, 2, T>(p.wt[1]);
+    case 3: return dwtile_fast_t1<2, 3, T>(p.wt[1]);
+    case 4: return dwtile_fast_t1<2, 4, T>(p.wt[1]);
+    default: return nullptr;
+    }
+}
+
+/* Returns 1 on failure, 0 on success, -1 when the dwtile kernel does not
+ * take the problem.  Sizes up to 24 in W so that runs of several threads
+ * and partial runs both occur. */
+template <class T>
+int run_dwtile_as(int i, convt3d_dtype type)
+{
+    convt3d_problem prob = random_problem(1, 1, 2, true, CONVT3D_LAYOUT_NCDHW);
+    prob.in_size[2] = rand_in(1, 24);
+    if (convt3d_validate(&prob) != CONVT3D_SUCCESS)
+        return -1;
+    const problem_data d = make_data(prob, i % 2 == 0, type);
+    dw_params p;
+    size_t smem;
+    int threads;
+    dw_emu e;
+    char why[160];
+    if (!plan_dwtile(&d.s, &p, &smem, &threads, e.grid, why, sizeof why))
+        return -1;
+    const emu_body body = dwtile_body_for<T>(p);
+    if (!body) {
+        printf("FAILED dwtile: no instantiation\n");
+        return 1;
+    }
+    std::vector<float> w = pack_weights(d, 1, 1);
+    std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
+    std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
+    p.x = reinterpret_cast<const float *>(x.data());
+    p.w = w.data();
+    p.bias = d.p.has_bias ? reinterpret_cast<const float *>(b.data()) : nullptr;
+    p.y = reinterpret_cast<float *>(y.data());
+    /* as the launch: 16-byte staging for f32 x only (the vectors are 16-byte
+     * aligned), packed stores where y's rows allow */
+    p.vec_load = sizeof(T) == sizeof(float) && p.vec_ok;
+    p.vec_store = p.ys[4] == 1 && p.out[2] % 4 == 0 &&
+                  reinterpret_cast<uintptr_t>(y.data()) % 16 == 0;
+    e.p = &p;
+    emulate_cluster(1, threads, smem / sizeof(float), body, &e);
+    std::vector<float> yf(y.size());
+    for (size_t k = 0; k < y.size(); k++)
+        yf[k] = widen(y[k]);
+    char what[96];
+    snprintf(what, sizeof what, "dwtile %s %s sw%d wt %d,%d tx%d ty%d tz%d",
+             convt3d_dtype_name(type), p.fast ? "run8" : "slotwise", p.sw, p.wt[0], p.wt[1],
+             p.tx, p.ty, p.tz);
+    return check(d, yf, what, igemm_tolerance(IGEMM_FFMA, type)) ? 0 : 1;
+}
+
+int run_dwtile(int i, const char *type)
+{
+    if (strcmp(type, "f16") == 0)
+        return run_dwtile_as<f16_t>(i, CONVT3D_F16);
+    if (strcmp(type, "bf16") == 0)
+        return run_dwtile_as<bf16_t>(i, CONVT3D_BF16);
+    return run_dwtile_as<float>(i, CONVT3D_F32);
+}
+
 } // namespace
 
 void ct3d_emulate_sync(void) { pthread_barrier_wait(t_block_bar); }
@@ -558,17 +676,20 @@ void ct3d::ct3d_emulate_mma_flush(int tid)
 
 int main(int argc, char **argv)
 {
-    if (argc < 4 || (strcmp(argv[1], "phase") != 0 && strcmp(argv[1], "igemm") != 0)) {
-        fprintf(stderr, "usage: %s phase|igemm COUNT SEED [KERNEL|MATH]\n", argv[0]);
+    if (argc < 4 || (strcmp(argv[1], "phase") != 0 && strcmp(argv[1], "igemm") != 0 &&
+                     strcmp(argv[1], "dwtile") != 0)) {
+        fprintf(stderr, "usage: %s phase|igemm|dwtile COUNT SEED [KERNEL|MATH|TYPE]\n", argv[0]);
         return 2;
     }
-    const bool igemm = strcmp(argv[1], "igemm") == 0;
+    const bool igemm = strcmp(argv[1], "igemm") == 0, dwtile = strcmp(argv[1], "dwtile") == 0;
     const int count = atoi(argv[2]);
     rng_state = strtoull(argv[3], nullptr, 10) * 2654435761ULL + 1;
     const char *force = argc > 4 ? argv[4] : "";
     int failed = 0, ran = 0;
     for (int i = 0; i < count; i++) {
-        const int r = igemm ? run_igemm(i, force) : run_phase(i, force);
+        const int r = igemm    ? run_igemm(i, force)
+                      : dwtile ? run_dwtile(i, force)
+                               : run_phase(i, force);
         failed += r > 0;
         ran += r >= 0;
     }

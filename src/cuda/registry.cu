@@ -11,7 +11,8 @@ namespace ct3d {
 /* Defined in each family's launch.cu. */
 extern const cuda_impl cuda_tf32_igemm_mma, cuda_3xtf32_igemm_mma, cuda_f16_igemm_mma,
     cuda_bf16_igemm_mma, cuda_f16_depthwise_phase_4, cuda_bf16_depthwise_phase_4,
-    cuda_f16_direct_generic, cuda_bf16_direct_generic;
+    cuda_f16_direct_generic, cuda_bf16_direct_generic, cuda_f16_dwtile_run8,
+    cuda_f16_dwtile_run8_slotwise, cuda_bf16_dwtile_run8, cuda_bf16_dwtile_run8_slotwise;
 extern const cuda_impl cuda_f32_dwtile_run8, cuda_f32_dwtile_run8_slotwise, cuda_f32_igemm_8x8,
     cuda_f32_phase_grouped_2x4x8, cuda_f32_phase_grouped_2x4x4, cuda_f32_phase_grouped_1x8x8,
     cuda_f32_phase_grouped_1x8x4, cuda_f32_phase_tiled_2x4x8, cuda_f32_phase_tiled_2x4x4,
@@ -28,6 +29,10 @@ const cuda_impl *const kTable[] = {
     &cuda_bf16_igemm_mma,   /* the same on bf16 data */
     &cuda_f32_dwtile_run8,         /* dwtile/: depthwise NCDHW, one window for every W slot */
     &cuda_f32_dwtile_run8_slotwise, /* dwtile/: the same, slot by slot */
+    &cuda_f16_dwtile_run8,           /* dwtile/: f16 data (the half MMA declines depthwise) */
+    &cuda_f16_dwtile_run8_slotwise,
+    &cuda_bf16_dwtile_run8,          /* dwtile/: bf16 data */
+    &cuda_bf16_dwtile_run8_slotwise,
     &cuda_f32_igemm_8x8,           /* igemm/: many channels a group, <= 2 taps a W phase */
     &cuda_f32_phase_grouped_2x4x8, /* phase/: the variant the phase planner picks */
     &cuda_f32_phase_grouped_2x4x4,

@@ -21,7 +21,7 @@ namespace ct3d {
  * Units (a float4 or a float) are spread over the whole block; the unit ->
  * (row, column) split is two multiply-high divisions. */
 CT3D_DEV void dw_stage_input(const dw_params &p, float *tile, int tid, long long xoff, int lo_d,
-                             int lo_h, int worg)
+                             int lo_h, int worg, const float *)
 {
     const bool vec = p.vec_load;
     const fdiv du = vec ? p.dv_u4 : p.dv_u1;
@@ -41,6 +41,43 @@ CT3D_DEV void dw_stage_input(const dw_params &p, float *tile, int tid, long long
             const bool in = row_in && (unsigned)iw < (unsigned)p.in[2];
             copy4(tile + r * p.pitch + u, in ? p.x + roff + (long long)iw * p.xs[4] : p.x, in);
         }
+    }
+}
+
+/* Half x (f16_t, bf16_t): cp.async cannot widen, so each thread issues the
+ * loads of kDwHalfBatch units before it widens and stores any of them (the
+ * loads' latencies overlap).  One element a unit (vec_load is off). */
+constexpr int kDwHalfBatch = 4;
+template <class T>
+CT3D_DEV void dw_stage_input(const dw_params &p, float *tile, int tid, long long xoff, int lo_d,
+                             int lo_h, int worg, const T *x)
+{
+    const fdiv du = p.dv_u1;
+    const int units = p.ext[0] * p.ext[1] * (int)du.d;
+    for (int e0 = tid; e0 < units; e0 += kDwHalfBatch * p.nthreads) {
+        unsigned short bits[kDwHalfBatch];
+        int dst[kDwHalfBatch];
+        CT3D_UNROLL
+        for (int b = 0; b < kDwHalfBatch; b++) {
+            const int e = e0 + b * p.nthreads;
+            bits[b] = 0; /* +0 in f16 and bf16: the zero padding */
+            dst[b] = -1;
+            if (e < units) {
+                const int r = (int)fdiv_q(du, (unsigned)e), u = e - r * (int)du.d;
+                const int z = (int)fdiv_q(p.dv_exth, (unsigned)r), yy = r - z * p.ext[1];
+                const int id = lo_d + z, ih = lo_h + yy, iw = worg + u;
+                const bool in = (unsigned)id < (unsigned)p.in[0] &&
+                                (unsigned)ih < (unsigned)p.in[1] && (unsigned)iw < (unsigned)p.in[2];
+                dst[b] = r * p.pitch + u;
+                if (in)
+                    bits[b] = load_bits(x + xoff + (long long)id * p.xs[2] +
+                                        (long long)ih * p.xs[3] + (long long)iw * p.xs[4]);
+            }
+        }
+        CT3D_UNROLL
+        for (int b = 0; b < kDwHalfBatch; b++)
+            if (dst[b] >= 0)
+                tile[dst[b]] = widen_bits(x, bits[b]);
     }
 }
 
@@ -167,11 +204,39 @@ CT3D_DEV void dw_store(const dw_params &p, const float (&acc)[SW][kDwRun / SW], 
     }
 }
 
+/* Half y: the 8 outputs rounded to T; where y allows (vec: 16-byte aligned
+ * rows, W contiguous) two 8-byte stores of 4 packed elements. */
+template <int SW, class T>
+CT3D_DEV void dw_store(const dw_params &p, const float (&acc)[SW][kDwRun / SW], T *yrun,
+                       int ow_a, bool vec)
+{
+    if (vec) {
+        unsigned long long *dst = reinterpret_cast<unsigned long long *>(yrun);
+        CT3D_UNROLL
+        for (int j = 0; j < kDwRun / 4; j++) {
+            unsigned long long v = 0;
+            CT3D_UNROLL
+            for (int i = 0; i < 4; i++) {
+                T h;
+                store_elem(&h, acc[(4 * j + i) % SW][(4 * j + i) / SW]);
+                v |= (unsigned long long)h.bits << (16 * i);
+            }
+            dst[j] = v;
+        }
+    } else {
+        CT3D_UNROLL
+        for (int e = 0; e < kDwRun; e++)
+            if (ow_a + e < p.out[2])
+                store_elem(yrun + (long long)e * p.ys[4], acc[e % SW][e / SW]);
+    }
+}
+
 /* One block: channel c of image n, spatial tile `tile` (W fastest, then H,
  * then D).  Shared memory: p.wsm_floats of weights, then the input tile.
  * Everything a phase pair needs beyond its table entries is computed here,
- * once: the pair loop is table loads, the tap loops and the stores. */
-template <int SW, int T0, int T1, bool FAST>
+ * once: the pair loop is table loads, the tap loops and the stores.  T: the
+ * element type of x, bias and y (weights are f32 in every case). */
+template <int SW, int T0, int T1, bool FAST, class T = float>
 CT3D_DEV void dw_block(const dw_params &p, float *smem, int tid, int c, int n, unsigned tile)
 {
     constexpr int QW = kDwRun / SW;
@@ -183,21 +248,22 @@ CT3D_DEV void dw_block(const dw_params &p, float *smem, int tid, int c, int n, u
 
     float *wsm = smem;
     float *tile_sm = smem + p.wsm_floats;
+    const T *x = reinterpret_cast<const T *>(p.x);
     const long long xoff = (long long)n * p.xs[0] + (long long)c * p.xs[1];
     const float *wc = p.w + (long long)c * p.k[0] * p.k[1] * p.k[2];
     const int q0d = tdi * p.tz, q0h = thi * p.ty;
     dw_stage_weights(p, wsm, tid, wc);
     dw_stage_input(p, tile_sm, tid, xoff, q0d + p.lo[0], q0h + p.lo[1],
-                   tw * p.tx * QW + p.worg);
+                   tw * p.tx * QW + p.worg, x);
     copy_wait();
     CT3D_SYNC();
 
-    const float bias = p.bias ? CT3D_LDG(p.bias + c) : 0.0f;
+    const float bias = p.bias ? load_elem(reinterpret_cast<const T *>(p.bias) + c) : 0.0f;
     const float *tthr = tile_sm + txi * QW + (tzi * p.ext[1] + tyi) * p.pitch;
     const int ow_a = (tw * p.tx + txi) * kDwRun;
     const bool vec = p.vec_store && ow_a + kDwRun <= p.out[2];
     const int jd = q0d + tzi, jh = q0h + tyi;
-    float *ythr = p.y + (long long)n * p.ys[0] + (long long)c * p.ys[1] +
+    T *ythr = reinterpret_cast<T *>(p.y) + (long long)n * p.ys[0] + (long long)c * p.ys[1] +
                   (long long)ow_a * p.ys[4] + (jd * p.ystep[0] + jh * p.ystep[1]);
     for (int rd = 0; rd < p.s[0]; rd++) {
         const dw_phase ed = p.ph[0][rd];
