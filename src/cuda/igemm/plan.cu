@@ -238,6 +238,23 @@ bool igemm_preferred(const convt3d_shape *s, char *why, size_t why_size)
 
 /* ---- the registry entry's host side ------------------------------------- */
 
+/* K steps of the heaviest phase's tiles: its taps times the channel steps. */
+static long long heaviest_k_steps(const convt3d_shape *s)
+{
+    long long taps = 1;
+    for (int d = 0; d < 3; d++) {
+        long long most = 0;
+        for (long long r = 0; r < s->s[d] && r < kIgemmMaxStride; r++) {
+            const long long t = convt3d_phase_of(s, d, r).taps;
+            most = t > most ? t : most;
+        }
+        taps *= most;
+    }
+    return taps * ceil_div(s->cig, kIgemmBK);
+}
+
+
+
 /* The entry's inner product (cuda_impl.variant). */
 int igemm_entry_math(const cuda_impl &e)
 {
@@ -284,6 +301,16 @@ bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
         snprintf(why, why_size, "automatically in NDHWC only with C_in/G a multiple of 4 "
                  "(16-byte input copies along the channels); one element at a time, the FMA "
                  "kernels are faster");
+        return true;
+    }
+    /* NDHWC output stores go channel row by channel row, positions C_out
+     * apart: where a tile has few K steps they set the pace (H200, round 8:
+     * unet_up_k2s2, 8 steps, 2.43 ms vs 1.76 with FMA; k4s2p1, 32 steps,
+     * 0.65 vs 0.66; k3s2p1op1_wide, 128 steps, 0.091 vs 0.20) */
+    if (s->layout != CONVT3D_LAYOUT_NCDHW && heaviest_k_steps(s) <= 32) {
+        snprintf(why, why_size, "automatically in NDHWC only with more than 32 K steps a tile "
+                 "(%lld): the strided output stores dominate shorter ones",
+                 heaviest_k_steps(s));
         return true;
     }
     if (s->cig < 16 || s->cog < 32) {
