@@ -243,24 +243,17 @@ CT3D_DEV void ldsm_origin(int i, int &ro, int &co)
     co = ORDER == kLdsmA ? (i & 1) * 8 : (i >> 1) * 8;
 }
 #ifdef CONVT3D_GPU_EMULATE
-template <int ORDER>
-CT3D_DEV void ldsm_x4_trans(unsigned (&dst)[4], const unsigned short *base, int pitch, int lane)
+template <int ORDER, bool TRANS>
+CT3D_DEV void ldsm_x4_as(unsigned (&dst)[4], const unsigned short *base, int pitch, int lane)
 {
+    /* lane t's pair: (row 2 (t % 4) and the next, column t / 4) transposed,
+     * (row t / 4, column 2 (t % 4) and the next) not */
+    const int r = TRANS ? 2 * (lane & 3) : lane >> 2, c = TRANS ? lane >> 2 : 2 * (lane & 3);
     for (int i = 0; i < 4; i++) {
         int ro, co;
         ldsm_origin<ORDER>(i, ro, co);
-        const unsigned short *e = base + (ro + 2 * (lane & 3)) * pitch + co + (lane >> 2);
-        dst[i] = (unsigned)e[0] | (unsigned)e[pitch] << 16;
-    }
-}
-template <int ORDER>
-CT3D_DEV void ldsm_x4(unsigned (&dst)[4], const unsigned short *base, int pitch, int lane)
-{
-    for (int i = 0; i < 4; i++) {
-        int ro, co;
-        ldsm_origin<ORDER>(i, ro, co);
-        const unsigned short *e = base + (ro + (lane >> 2)) * pitch + co + 2 * (lane & 3);
-        dst[i] = (unsigned)e[0] | (unsigned)e[1] << 16;
+        const unsigned short *e = base + (ro + r) * pitch + co + c;
+        dst[i] = (unsigned)e[0] | (unsigned)e[TRANS ? pitch : 1] << 16;
     }
 }
 void ct3d_emulate_mma_half(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2], int tid,
@@ -271,26 +264,21 @@ CT3D_DEV void mma_half(float (&c)[4], const unsigned (&a)[4], const unsigned (&b
     ct3d_emulate_mma_half(c, a, b, tid, is_bf16<T>::value);
 }
 #else
-template <int ORDER>
-CT3D_DEV void ldsm_x4_trans(unsigned (&dst)[4], const unsigned short *base, int pitch, int lane)
+template <int ORDER, bool TRANS>
+CT3D_DEV void ldsm_x4_as(unsigned (&dst)[4], const unsigned short *base, int pitch, int lane)
 {
     /* lane l names row l % 8 of matrix l / 8 */
     int ro, co;
     ldsm_origin<ORDER>(lane >> 3, ro, co);
     const unsigned a = (unsigned)__cvta_generic_to_shared(base + (ro + (lane & 7)) * pitch + co);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(dst[0]), "=r"(dst[1]), "=r"(dst[2]), "=r"(dst[3])
-                 : "r"(a));
-}
-template <int ORDER>
-CT3D_DEV void ldsm_x4(unsigned (&dst)[4], const unsigned short *base, int pitch, int lane)
-{
-    int ro, co;
-    ldsm_origin<ORDER>(lane >> 3, ro, co);
-    const unsigned a = (unsigned)__cvta_generic_to_shared(base + (ro + (lane & 7)) * pitch + co);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(dst[0]), "=r"(dst[1]), "=r"(dst[2]), "=r"(dst[3])
-                 : "r"(a));
+    if constexpr (TRANS)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(dst[0]), "=r"(dst[1]), "=r"(dst[2]), "=r"(dst[3])
+                     : "r"(a));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(dst[0]), "=r"(dst[1]), "=r"(dst[2]), "=r"(dst[3])
+                     : "r"(a));
 }
 /* c += A (16 x 16, row) B (16 x 8, col), fp32 accumulation.  Lane l (g =
  * l / 4, t = l % 4) holds pairs a = A[g][2t..], A[g+8][2t..], A[g][2t+8..],
@@ -311,6 +299,17 @@ CT3D_DEV void mma_half(float (&c)[4], const unsigned (&a)[4], const unsigned (&b
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 #endif
+
+template <int ORDER>
+CT3D_DEV void ldsm_x4_trans(unsigned (&dst)[4], const unsigned short *base, int pitch, int lane)
+{
+    ldsm_x4_as<ORDER, true>(dst, base, pitch, lane);
+}
+template <int ORDER>
+CT3D_DEV void ldsm_x4(unsigned (&dst)[4], const unsigned short *base, int pitch, int lane)
+{
+    ldsm_x4_as<ORDER, false>(dst, base, pitch, lane);
+}
 
 /* n / f.d for n < 2^31 (fdiv in gpu_kernels.h). */
 CT3D_DEV unsigned fdiv_q(const fdiv &f, unsigned n)
