@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../common/env.h"
+#include "../phase/plan.h"
 #include "plan.h"
 
 namespace ct3d {
@@ -43,13 +44,12 @@ int list_phases(const igemm_params &p, long long nimg, phase_ref *out)
 
 } // namespace
 
-bool igemm_applies(const convt3d_shape *s, int math, char *why, size_t why_size)
+bool igemm_applies(const convt3d_shape *s, char *why, size_t why_size)
 {
-    /* the tensor-core entries take NDHWC too (correct; not tuned for it) */
-    if (math == IGEMM_FFMA && s->layout != CONVT3D_LAYOUT_NCDHW) {
-        snprintf(why, why_size, "NCDHW only");
-        return false;
-    }
+    /* Both layouts, every inner product: the body reads x and writes y
+     * through the shape's strides only (NDHWC: the A tile element by element,
+     * or by 16-byte chunks along the channels for the tensor cores, kc), and
+     * takes any dilation through the phase tables (taps dm input rows apart). */
     for (int d = 0; d < 3; d++) {
         if (s->s[d] > kIgemmMaxStride) {
             snprintf(why, why_size, "stride[%d]=%lld > %d", d, (long long)s->s[d],
@@ -214,15 +214,44 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
     return true;
 }
 
-/* Whether the implicit-GEMM kernel is the better choice: many channels a
- * group on both sides (where the phase kernel spends its time staging), and
- * at most 2 taps in every W phase (with more, the phase kernel's sliding
+/* Whether the implicit-GEMM kernel is the better choice, phase_takes:
+ * whether the phase kernel takes s (it applies and its planner finds a
+ * tiling).
+ *
+ * Where the phase kernel takes s, only in NCDHW, for many channels a group
+ * on both sides (where the phase kernel spends its time staging), and at
+ * most 2 taps in every W phase (with more, the phase kernel's sliding
  * window along W feeds each staged input to more FMAs).  On the H200
  * (bench/NOTES.md, round 4): unet 1.55 -> 1.39 ms, k3s2p1op1_wide 0.198 ->
  * 0.136, k4s2p1 0.598 -> 0.572; but k3s1p1 (3 W taps) 0.130 -> 0.131 at
- * best, 0.161-0.179 with other tilings. */
-bool igemm_preferred(const convt3d_shape *s, char *why, size_t why_size)
+ * best, 0.161-0.179 with other tilings.  In NDHWC the phase kernel keeps
+ * what it takes (not measured against this kernel there).
+ *
+ * Where it does not (a W dilation that does not divide the W stride, W
+ * stride 3 to 8, more than 8 taps a W phase; strides above 8 this kernel
+ * does not take either), what would come next is the generic direct kernel (one output a thread, every
+ * input and weight read from global memory: the dilated classes ran at
+ * 0.12-0.17x cuDNN's speed there, bench/NOTES.md round 9), so this kernel,
+ * in both layouts, as soon as either side has 4 channels a group: a K step
+ * three quarters zeros or an output-channel block seven eighths empty still
+ * leaves it far less waste than the generic kernel has (issue 13's rule;
+ * the new choices are not measured yet). */
+bool igemm_preferred(const convt3d_shape *s, bool phase_takes, char *why, size_t why_size)
 {
+    if (!phase_takes) {
+        if (s->cig < 4 && s->cog < 4) {
+            snprintf(why, why_size, "automatically, where the phase kernel does not take the "
+                     "problem, for C_in/G >= 4 or C_out/G >= 4 only (%lld, %lld)",
+                     (long long)s->cig, (long long)s->cog);
+            return false;
+        }
+        return true;
+    }
+    if (s->layout != CONVT3D_LAYOUT_NCDHW) {
+        snprintf(why, why_size, "automatically in NDHWC only where the phase kernel does not "
+                 "take the problem");
+        return false;
+    }
     if (s->cig < 16 || s->cog < 32) {
         snprintf(why, why_size, "automatically for C_in/G >= 16 and C_out/G >= 32 only "
                  "(%lld, %lld)", (long long)s->cig, (long long)s->cog);
@@ -234,6 +263,17 @@ bool igemm_preferred(const convt3d_shape *s, char *why, size_t why_size)
             return false;
         }
     return true;
+}
+
+/* Whether the phase kernel takes s in the automatic walk: what its entries
+ * ask (phase_entry_applicable, phase_entry_passed_over). */
+static bool phase_takes(const convt3d_shape *s, const device_limits &lim,
+                        const cuda_overrides &ov)
+{
+    char why[160];
+    phase_plan pick;
+    return phase_kernel_applies(s, why, sizeof why) &&
+           plan_phase(s, lim, -1, 0, ov.tile, &pick, why, sizeof why);
 }
 
 /* ---- the registry entry's host side ------------------------------------- */
@@ -265,7 +305,8 @@ bool igemm_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const de
                             char *why, size_t why_size)
 {
     (void)lim;
-    return igemm_applies(s, igemm_entry_math(e), why, why_size);
+    (void)e;
+    return igemm_applies(s, why, why_size);
 }
 
 /* Tensor cores on f32 data pay where both sides of the GEMM have many
@@ -276,11 +317,9 @@ bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                              const device_limits &lim, const cuda_overrides &ov, char *why,
                              size_t why_size)
 {
-    (void)lim;
-    (void)ov;
     const int math = igemm_entry_math(e);
     if (math == IGEMM_FFMA)
-        return !igemm_preferred(s, why, why_size);
+        return !igemm_preferred(s, phase_takes(s, lim, ov), why, why_size);
     if (math == IGEMM_HALF) {
         /* depthwise: the half depthwise kernel (0.46 vs 1.9 ms on the suite's
          * depthwise shape); every other problem, even 8 channels a group,
