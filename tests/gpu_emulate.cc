@@ -381,6 +381,17 @@ double igemm_tolerance(int math, convt3d_dtype type)
  * phase kernel does not take), which the summary line reports. */
 int g_dilated[2], g_w_dilated[2];
 
+/* The body for shape t, K-contiguous A or not (only the tensor cores have
+ * that path: the FMA engine's is never instantiated). */
+template <int MATH, class T>
+emu_body igemm_body_kc(igemm_shape t, bool kc)
+{
+    if constexpr (MATH != IGEMM_FFMA)
+        if (kc)
+            return igemm_body_for<MATH, T, true>(t);
+    return igemm_body_for<MATH, T>(t);
+}
+
 template <int MATH, class T>
 int run_igemm_as(int i, convt3d_dtype type)
 {
@@ -417,7 +428,7 @@ int run_igemm_as(int i, convt3d_dtype type)
     const int cs = 1 << rand_in(0, 3);
     igemm_params p;
     size_t smem;
-    if (!igemm_fill(&d.s, t, MATH, cs, &p, &smem)) {
+    if (!igemm_fill(&d.s, t, MATH, kc, cs, &p, &smem)) {
         printf("FAILED igemm_fill\n");
         return 1;
     }
@@ -434,8 +445,8 @@ int run_igemm_as(int i, convt3d_dtype type)
     p.w = MATH == IGEMM_HALF ? reinterpret_cast<const float *>(w16.data()) : w.data();
     p.bias = d.p.has_bias ? b.data() : nullptr;
     p.y = y.data();
-    emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float),
-                    kc ? igemm_body_for<MATH, T, true>(t) : igemm_body_for<MATH, T>(t), &p);
+    emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float), igemm_body_kc<MATH, T>(t, kc),
+                    &p);
     std::vector<float> yf(y.size());
     for (size_t e = 0; e < y.size(); e++)
         yf[e] = widen(y[e]);
