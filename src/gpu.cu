@@ -22,6 +22,7 @@
 #include "cuda/common/env.h"
 #include "cuda/common/pack.h"
 #include "cuda/registry.h"
+#include "cuda_walk.h"
 #include "internal.h"
 
 struct convt3d_backend_state {
@@ -237,6 +238,21 @@ convt3d_status cuda_choose(const convt3d_shape *s, const device_limits &lim,
 }
 
 } // namespace ct3d
+
+const char *convt3d_cuda_walk_choice(const convt3d_shape *shape, int smem_optin, int smem_sm,
+                                     int num_sms)
+{
+    const ct3d::device_limits lim = {smem_optin, smem_sm, num_sms};
+    const ct3d::cuda_overrides none = {nullptr, nullptr, nullptr};
+    ct3d::cuda_plan *k = new (std::nothrow) ct3d::cuda_plan; /* 4 KB of parameters */
+    if (!k)
+        return nullptr;
+    const char *name = ct3d::cuda_choose(shape, lim, none, nullptr, 0, k) == CONVT3D_SUCCESS
+                           ? k->impl->name
+                           : nullptr;
+    delete k;
+    return name;
+}
 
 /* f16 or bf16 weights (host or device pointer) widened into a new host f32
  * array (*out, freed by the caller): the kernels read packed f32 weights

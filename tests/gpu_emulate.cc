@@ -17,8 +17,8 @@
 // CONVT3D_CUDA_TILE; igemm: every block shape and cluster size, MATH ""
 // (the FMA engine), tf32 or 3xtf32 (tensor cores on f32 data, mma.sync
 // modelled as loops over its fragment layout), f16 or bf16 (tensor cores on
-// half data), both layouts for the tensor-core ones, each checked with its
-// mode's tolerance; dwtile: depthwise NCDHW problems, TYPE "" (f32), f16
+// half data), each in both layouts, every fourth problem dilated along W,
+// each checked with its mode's tolerance; dwtile: depthwise NCDHW problems, TYPE "" (f32), f16
 // or bf16 (x, bias and y of that type, f32 weights).
 #include <math.h>
 #include <pthread.h>
@@ -377,27 +377,58 @@ double igemm_tolerance(int math, convt3d_dtype type)
     return 1e-5;
 }
 
+/* Problems of each layout with a dilation above 1 (any dim; in W: one the
+ * phase kernel does not take), which the summary line reports. */
+int g_dilated[2], g_w_dilated[2];
+
+/* The body for shape t, K-contiguous A or not (only the tensor cores have
+ * that path: the FMA engine's is never instantiated). */
+template <int MATH, class T>
+emu_body igemm_body_kc(igemm_shape t, bool kc)
+{
+    if constexpr (MATH != IGEMM_FFMA)
+        if (kc)
+            return igemm_body_for<MATH, T, true>(t);
+    return igemm_body_for<MATH, T>(t);
+}
+
 template <int MATH, class T>
 int run_igemm_as(int i, convt3d_dtype type)
 {
     static const igemm_shape shapes[] = {{2, 4}, {4, 2}, {4, 1}, {2, 2}, {1, 4}, {2, 1}};
     const bool tc = MATH != IGEMM_FFMA;
-    const convt3d_layout layout =
-        tc && rand_in(0, 1) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+    /* every inner product in both layouts (the FMA engine's NDHWC A tile goes
+     * element by element, as the tensor cores' without kc) */
+    const convt3d_layout layout = rand_in(0, 1) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
     /* tensor cores in NDHWC: the K-contiguous copies (igemm_plan.kc) half the time */
     const bool want_kc = tc && layout == CONVT3D_LAYOUT_NDHWC && rand_in(0, 1);
+    /* every fourth problem dilated along W (2 or 3, which the phase kernel
+     * does not take unless the W stride is a multiple of it): the FMA
+     * engine's automatic domain since it took the generic kernel's */
+    const bool want_wdil = i % 4 == 1;
     const int chunk = MATH == IGEMM_HALF ? 8 : 4;
-    convt3d_problem prob = random_problem(40, 40, 3, true, layout);
-    for (int tries = 0; want_kc && (prob.in_channels / prob.groups) % chunk != 0 && tries < 1000;
-         tries++)
+    convt3d_problem prob;
+    for (int tries = 0;; tries++) {
         prob = random_problem(40, 40, 3, true, layout);
+        if (want_wdil) {
+            prob.dilation[2] = rand_in(2, 3);
+            prob.output_padding[2] = rand_in(0, (int)prob.dilation[2] - 1);
+            if (convt3d_validate(&prob) != CONVT3D_SUCCESS)
+                continue;
+        }
+        if (!want_kc || (prob.in_channels / prob.groups) % chunk == 0 || tries >= 1000)
+            break;
+    }
     const problem_data d = make_data(prob, i % 2 == 0, type);
+    const int nd = layout == CONVT3D_LAYOUT_NDHWC;
+    g_dilated[nd] += prob.dilation[0] > 1 || prob.dilation[1] > 1 || prob.dilation[2] > 1;
+    g_w_dilated[nd] += prob.stride[2] % prob.dilation[2] != 0;
     const bool kc = igemm_kc_applies(&d.s, MATH);
     const igemm_shape t = shapes[rand_in(0, tc ? 2 : 5)];
     const int cs = 1 << rand_in(0, 3);
     igemm_params p;
     size_t smem;
-    if (!igemm_fill(&d.s, t, MATH, cs, &p, &smem)) {
+    if (!igemm_fill(&d.s, t, MATH, kc, cs, &p, &smem)) {
         printf("FAILED igemm_fill\n");
         return 1;
     }
@@ -414,8 +445,8 @@ int run_igemm_as(int i, convt3d_dtype type)
     p.w = MATH == IGEMM_HALF ? reinterpret_cast<const float *>(w16.data()) : w.data();
     p.bias = d.p.has_bias ? b.data() : nullptr;
     p.y = y.data();
-    emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float),
-                    kc ? igemm_body_for<MATH, T, true>(t) : igemm_body_for<MATH, T>(t), &p);
+    emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float), igemm_body_kc<MATH, T>(t, kc),
+                    &p);
     std::vector<float> yf(y.size());
     for (size_t e = 0; e < y.size(); e++)
         yf[e] = widen(y[e]);
@@ -693,7 +724,12 @@ int main(int argc, char **argv)
         failed += r > 0;
         ran += r >= 0;
     }
-    printf("gpu_emulate %s%s%s: %d problems, %d failed\n", argv[1], *force ? " " : "", force, ran,
+    printf("gpu_emulate %s%s%s: %d problems, %d failed", argv[1], *force ? " " : "", force, ran,
            failed);
+    if (igemm)
+        printf(" (dilated: %d NCDHW, %d NDHWC; a W dilation not dividing the W stride: %d "
+               "NCDHW, %d NDHWC)",
+               g_dilated[0], g_dilated[1], g_w_dilated[0], g_w_dilated[1]);
+    printf("\n");
     return failed ? 1 : 0;
 }

@@ -434,7 +434,9 @@ static void test_edge_cases(void)
 /* The implicit-GEMM kernel where it is meant to run: channel counts past its
  * K step (16 input channels) and its output-channel block (32 to 128), so
  * that partial K steps, several K steps a tap and several blocks of output
- * channels all occur; every compiled block shape and cluster size in turn. */
+ * channels all occur; every compiled block shape and cluster size in turn;
+ * both layouts, and every third problem dilated along W (2 or 3), where the
+ * automatic walk takes this kernel when the phase kernel cannot. */
 static void test_igemm_channels(void)
 {
     if (skip_without_gpu())
@@ -446,10 +448,14 @@ static void test_igemm_channels(void)
     rng r = rng_make(test_seed() * 37 + 11);
     for (int i = 0; i < count; i++) {
         convt3d_problem p = random_problem(&r, 4e5, 40000);
-        p.layout = CONVT3D_LAYOUT_NCDHW;
+        p.layout = i % 2 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
         p.groups = rng_int(&r, 1, 2);
         p.in_channels = p.groups * rng_int(&r, 1, 70);
         p.out_channels = p.groups * rng_int(&r, 1, 140);
+        if (i % 3 == 1) {
+            p.dilation[2] = rng_int(&r, 2, 3);
+            p.output_padding[2] = 0;
+        }
         convt3d_shape sh;
         if (convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS || sh.macs > 3e6 ||
             sh.y_elems > 400000 || !applies("cuda/f32_igemm_8x8", &p)) {

@@ -39,6 +39,7 @@ int main(void)
     register_backend_tests();
     register_descriptor_tests();
     register_random_problem_tests();
+    register_cuda_walk_tests();
     register_bench_mode_tests();
     register_reliability_tests();
 

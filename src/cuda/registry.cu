@@ -33,7 +33,8 @@ const cuda_impl *const kTable[] = {
     &cuda_f16_dwtile_run8_slotwise,
     &cuda_bf16_dwtile_run8,          /* dwtile/: bf16 data */
     &cuda_bf16_dwtile_run8_slotwise,
-    &cuda_f32_igemm_8x8,           /* igemm/: many channels a group, <= 2 taps a W phase */
+    &cuda_f32_igemm_8x8,           /* igemm/: many channels a group, <= 2 taps a W phase;
+                                      what the phase kernel does not take */
     &cuda_f32_phase_grouped_2x4x8, /* phase/: the variant the phase planner picks */
     &cuda_f32_phase_grouped_2x4x4,
     &cuda_f32_phase_grouped_1x8x8,

@@ -18,14 +18,19 @@
  *      NCDHW (automatically; forced also in NDHWC): run8 where every W
  *      slot's window starts at one staged column, slotwise otherwise;
  *   2. the implicit-GEMM kernel (igemm/) for NCDHW problems with
- *      C_in/G >= 16, Cog >= 32 and at most 2 taps in every W phase;
+ *      C_in/G >= 16, Cog >= 32 and at most 2 taps in every W phase, and in
+ *      both layouts for the problems the phase kernel (3.) does not take
+ *      with C_in/G >= 4 or C_out/G >= 4 (it computes every layout,
+ *      dilation and stride up to 8: forced, it applies to them all);
  *   3. the phase kernel (phase/) where it applies (W stride 1 or 2 with
  *      every W tap at unit input step, <= 8 taps a W phase, D/H strides
  *      <= 8), depthwise problems included: its eight variants (grouped or
  *      tiled, W stride 2 or 1, 8 or 4 output channels a thread) ask the phase
  *      planner which one it picks; the others are passed over;
  *   4. the depthwise phase kernel (simple/) for C_in/G = C_out/G = 1;
- *   5. the generic direct kernel (simple/), which runs anything;
+ *   5. the generic direct kernel (simple/), which runs anything: what the
+ *      phase kernel does not take with fewer than 4 channels a group on
+ *      both sides, strides above 8, sizes past int indexing;
  *   6. f16/bf16 data the tensor cores leave: the depthwise phase kernel and
  *      the generic direct kernel, widening on load and rounding on store.
  *

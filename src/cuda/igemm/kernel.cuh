@@ -225,6 +225,8 @@ struct igemm_astage {
     unsigned short bits[C::MS][C::BK / C::RS];
 };
 
+struct igemm_no_astage {};
+
 template <int WM, int WN, int MATH, class T>
 CT3D_DEV void igemm_fetch_a(const igemm_params &p, const igemm_cursor<igemm_cfg<WM, WN>::MS> &c,
                             igemm_astage<WM, WN, MATH> &st, int tid)
@@ -524,7 +526,10 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
         return; /* a phase without taps, or more cluster ranks than K steps */
     igemm_cursor<C::MSA> cur = igemm_cursor_at(p, tl, pos, row0, s0);
     constexpr bool staged = !KC && sizeof(T) != sizeof(float);
-    igemm_astage<WM, WN, MATH> st;
+    /* the register stage of the widened half inputs; nothing where cp.async
+     * copies A (f32 x, or KC) */
+    typename std::conditional<staged, igemm_astage<WM, WN, MATH>, igemm_no_astage>::type st;
+    (void)st;
     CT3D_UNROLL
     for (int s = 0; s < C::STAGES - 1; s++) {
         if (s < n) {

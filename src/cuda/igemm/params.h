@@ -15,7 +15,9 @@
  * cp.async pipeline; the tile goes out through shared memory so that a
  * warp's stores cover consecutive positions.  This is the kernel for
  * problems with many channels a group, where the phase kernel's
- * W-vectorised tiles spend their time staging.
+ * W-vectorised tiles spend their time staging, and for those the phase
+ * kernel does not take (its strides and phase tables take any dilation,
+ * stride up to 8 and either layout).
  *
  * Balance: the phases of an odd kernel at stride 2 differ up to 8x in taps.
  * Tiles are ordered heaviest phase first, and a cluster of cs blocks

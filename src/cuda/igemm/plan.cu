@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../common/env.h"
+#include "../phase/plan.h"
 #include "plan.h"
 
 namespace ct3d {
@@ -41,15 +42,43 @@ int list_phases(const igemm_params &p, long long nimg, phase_ref *out)
     return n;
 }
 
+/* The shape's fields, phase tables and K steps a tap: what igemm_fill and
+ * the cost rule (heaviest_k_steps) read. */
+void fill_phase_fields(const convt3d_shape *s, igemm_params &p)
+{
+    fill_shape_fields(s, p);
+    for (int d = 0; d < 3; d++)
+        for (int r = 0; r < p.s[d]; r++)
+            p.ph[d][r] = phase_entry_of(s, d, r);
+    p.kchunks = (int)ceil_div(s->cig, kIgemmBK);
+}
+
+/* K steps of the heaviest tile: the most taps of a phase with outputs times
+ * the K steps a tap.  The phases are the product of the per-dim ones, so
+ * that is the product of each dim's most taps among its phases with
+ * outputs: the taps of order[0] (the heaviest class's first phase) in
+ * filled parameters, but the phase tables are enough. */
+long long heaviest_k_steps(const igemm_params &p)
+{
+    long long taps = 1;
+    for (int d = 0; d < 3; d++) {
+        int most = 0;
+        for (int r = 0; r < p.s[d]; r++)
+            if (p.ph[d][r].qcount > 0 && p.ph[d][r].taps > most)
+                most = p.ph[d][r].taps;
+        taps *= most;
+    }
+    return taps * p.kchunks;
+}
+
 } // namespace
 
-bool igemm_applies(const convt3d_shape *s, int math, char *why, size_t why_size)
+bool igemm_applies(const convt3d_shape *s, char *why, size_t why_size)
 {
-    /* the tensor-core entries take NDHWC too (correct; not tuned for it) */
-    if (math == IGEMM_FFMA && s->layout != CONVT3D_LAYOUT_NCDHW) {
-        snprintf(why, why_size, "NCDHW only");
-        return false;
-    }
+    /* Both layouts, every inner product: the body reads x and writes y
+     * through the shape's strides only (NDHWC: the A tile element by element,
+     * or by 16-byte chunks along the channels for the tensor cores, kc), and
+     * takes any dilation through the phase tables (taps dm input rows apart). */
     for (int d = 0; d < 3; d++) {
         if (s->s[d] > kIgemmMaxStride) {
             snprintf(why, why_size, "stride[%d]=%lld > %d", d, (long long)s->s[d],
@@ -96,21 +125,17 @@ bool igemm_tc_shape_compiled(igemm_shape t)
     return (t.wm == 2 && t.wn == 4) || (t.wm == 4 && t.wn == 2) || (t.wm == 4 && t.wn == 1);
 }
 
-bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, int cs, igemm_params *pp,
-                size_t *smem)
+bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, bool kc, int cs,
+                igemm_params *pp, size_t *smem)
 {
     if (cs != 1 && cs != 2 && cs != 4 && cs != 8)
         return false;
     const int bm = 64 * t.wm, bn = 32 * t.wn;
     igemm_params p;
     memset(&p, 0, sizeof p);
-    fill_shape_fields(s, p);
-    for (int d = 0; d < 3; d++)
-        for (int r = 0; r < p.s[d]; r++)
-            p.ph[d][r] = phase_entry_of(s, d, r);
+    fill_phase_fields(s, p);
     p.ocb = bn;
     p.nocb = (int)ceil_div(s->cog, bn);
-    p.kchunks = (int)ceil_div(s->cig, kIgemmBK);
     p.cs = cs;
     p.nimg = s->n;
 
@@ -139,7 +164,7 @@ bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, int cs, igemm_p
     if (tiles < 1 || tiles > (1LL << 40))
         return false;
     *pp = p;
-    *smem = igemm_smem_bytes(t, math, igemm_kc_applies(s, math));
+    *smem = igemm_smem_bytes(t, math, kc);
     return true;
 }
 
@@ -160,8 +185,7 @@ long long igemm_blocks_per_sm(igemm_shape t, int math, bool kc, const device_lim
 int igemm_cluster_size(const igemm_params &p, igemm_shape t, int math, bool kc,
                        const device_limits &lim)
 {
-    /* the heaviest tile's K steps: its class comes first */
-    const long long steps = (long long)igemm_phase_taps(p, p.order[0]) * p.kchunks;
+    const long long steps = heaviest_k_steps(p);
     const long long slots = igemm_blocks_per_sm(t, math, kc, lim) * lim.num_sms;
     /* a tensor-core K step is several times cheaper: a block may keep fewer */
     const long long least = math == IGEMM_FFMA ? 8 : 4;
@@ -200,11 +224,11 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
     if ((long long)igemm_smem_bytes(t, math, kc) > lim.smem_optin)
         return false;
     igemm_params p;
-    if (!igemm_fill(s, t, math, 1, &p, smem))
+    if (!igemm_fill(s, t, math, kc, 1, &p, smem))
         return false;
     if (cs == 0)
         cs = igemm_cluster_size(p, t, math, kc, lim);
-    if (cs > 1 && !igemm_fill(s, t, math, cs, &p, smem))
+    if (cs > 1 && !igemm_fill(s, t, math, kc, cs, &p, smem))
         return false;
     out->p = p;
     out->t = t;
@@ -214,15 +238,44 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
     return true;
 }
 
-/* Whether the implicit-GEMM kernel is the better choice: many channels a
- * group on both sides (where the phase kernel spends its time staging), and
- * at most 2 taps in every W phase (with more, the phase kernel's sliding
+/* Whether the implicit-GEMM kernel is the better choice, phase_takes:
+ * whether the phase kernel takes s (it applies and its planner finds a
+ * tiling).
+ *
+ * Where the phase kernel takes s, only in NCDHW, for many channels a group
+ * on both sides (where the phase kernel spends its time staging), and at
+ * most 2 taps in every W phase (with more, the phase kernel's sliding
  * window along W feeds each staged input to more FMAs).  On the H200
  * (bench/NOTES.md, round 4): unet 1.55 -> 1.39 ms, k3s2p1op1_wide 0.198 ->
  * 0.136, k4s2p1 0.598 -> 0.572; but k3s1p1 (3 W taps) 0.130 -> 0.131 at
- * best, 0.161-0.179 with other tilings. */
-bool igemm_preferred(const convt3d_shape *s, char *why, size_t why_size)
+ * best, 0.161-0.179 with other tilings.  In NDHWC the phase kernel keeps
+ * what it takes (not measured against this kernel there).
+ *
+ * Where it does not (a W dilation that does not divide the W stride, W
+ * stride 3 to 8, more than 8 taps a W phase; strides above 8 this kernel
+ * does not take either), what would come next is the generic direct kernel (one output a thread, every
+ * input and weight read from global memory: the dilated classes ran at
+ * 0.12-0.17x cuDNN's speed there, bench/NOTES.md round 9), so this kernel,
+ * in both layouts, as soon as either side has 4 channels a group: a K step
+ * three quarters zeros or an output-channel block seven eighths empty still
+ * leaves it far less waste than the generic kernel has (issue 13's rule;
+ * the new choices are not measured yet). */
+bool igemm_preferred(const convt3d_shape *s, bool phase_takes, char *why, size_t why_size)
 {
+    if (!phase_takes) {
+        if (s->cig < 4 && s->cog < 4) {
+            snprintf(why, why_size, "automatically, where the phase kernel does not take the "
+                     "problem, for C_in/G >= 4 or C_out/G >= 4 only (%lld, %lld)",
+                     (long long)s->cig, (long long)s->cog);
+            return false;
+        }
+        return true;
+    }
+    if (s->layout != CONVT3D_LAYOUT_NCDHW) {
+        snprintf(why, why_size, "automatically in NDHWC only where the phase kernel does not "
+                 "take the problem");
+        return false;
+    }
     if (s->cig < 16 || s->cog < 32) {
         snprintf(why, why_size, "automatically for C_in/G >= 16 and C_out/G >= 32 only "
                  "(%lld, %lld)", (long long)s->cig, (long long)s->cog);
@@ -236,24 +289,18 @@ bool igemm_preferred(const convt3d_shape *s, char *why, size_t why_size)
     return true;
 }
 
-/* ---- the registry entry's host side ------------------------------------- */
-
-/* K steps of the heaviest phase's tiles: its taps times the channel steps. */
-static long long heaviest_k_steps(const convt3d_shape *s)
+/* Whether the phase kernel takes s in the automatic walk: what its entries
+ * ask (phase_entry_applicable, phase_entry_passed_over). */
+static bool phase_takes(const convt3d_shape *s, const device_limits &lim,
+                        const cuda_overrides &ov)
 {
-    long long taps = 1;
-    for (int d = 0; d < 3; d++) {
-        long long most = 0;
-        for (long long r = 0; r < s->s[d] && r < kIgemmMaxStride; r++) {
-            const long long t = convt3d_phase_of(s, d, r).taps;
-            most = t > most ? t : most;
-        }
-        taps *= most;
-    }
-    return taps * ceil_div(s->cig, kIgemmBK);
+    char why[160];
+    phase_plan pick;
+    return phase_kernel_applies(s, why, sizeof why) &&
+           plan_phase(s, lim, -1, 0, ov.tile, &pick, why, sizeof why);
 }
 
-
+/* ---- the registry entry's host side ------------------------------------- */
 
 /* The entry's inner product (cuda_impl.variant). */
 int igemm_entry_math(const cuda_impl &e)
@@ -265,7 +312,8 @@ bool igemm_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const de
                             char *why, size_t why_size)
 {
     (void)lim;
-    return igemm_applies(s, igemm_entry_math(e), why, why_size);
+    (void)e;
+    return igemm_applies(s, why, why_size);
 }
 
 /* Tensor cores on f32 data pay where both sides of the GEMM have many
@@ -276,11 +324,9 @@ bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                              const device_limits &lim, const cuda_overrides &ov, char *why,
                              size_t why_size)
 {
-    (void)lim;
-    (void)ov;
     const int math = igemm_entry_math(e);
     if (math == IGEMM_FFMA)
-        return !igemm_preferred(s, why, why_size);
+        return !igemm_preferred(s, phase_takes(s, lim, ov), why, why_size);
     if (math == IGEMM_HALF) {
         /* depthwise: the half depthwise kernel (0.46 vs 1.9 ms on the suite's
          * depthwise shape); every other problem, even 8 channels a group,
@@ -307,11 +353,16 @@ bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
      * apart: where a tile has few K steps they set the pace (H200, round 8:
      * unet_up_k2s2, 8 steps, 2.43 ms vs 1.76 with FMA; k4s2p1, 32 steps,
      * 0.65 vs 0.66; k3s2p1op1_wide, 128 steps, 0.091 vs 0.20) */
-    if (s->layout != CONVT3D_LAYOUT_NCDHW && heaviest_k_steps(s) <= 32) {
-        snprintf(why, why_size, "automatically in NDHWC only with more than 32 K steps a tile "
-                 "(%lld): the strided output stores dominate shorter ones",
-                 heaviest_k_steps(s));
-        return true;
+    if (s->layout != CONVT3D_LAYOUT_NCDHW) {
+        igemm_params p; /* the phase tables only */
+        memset(&p, 0, sizeof p);
+        fill_phase_fields(s, p);
+        const long long steps = heaviest_k_steps(p);
+        if (steps <= 32) {
+            snprintf(why, why_size, "automatically in NDHWC only with more than 32 K steps a "
+                     "tile (%lld): the strided output stores dominate shorter ones", steps);
+            return true;
+        }
     }
     if (s->cig < 16 || s->cog < 32) {
         snprintf(why, why_size, "automatically for C_in/G >= 16 and C_out/G >= 32 only "

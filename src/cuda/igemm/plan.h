@@ -31,17 +31,18 @@ struct igemm_variant {
 };
 static_assert(sizeof(igemm_plan) <= kPlanParamBytes, "igemm_plan fits cuda_plan.params");
 
-/* Whether the implicit-GEMM kernel with inner product math computes
- * problem s (layout, strides, index ranges); why says why not. */
-bool igemm_applies(const convt3d_shape *s, int math, char *why, size_t why_size);
+/* Whether the implicit-GEMM kernel computes problem s (strides, index
+ * ranges; any layout and dilation, every inner product); why says why not. */
+bool igemm_applies(const convt3d_shape *s, char *why, size_t why_size);
 
 /* The inner product of a registry entry of the family (its variant). */
 int igemm_entry_math(const cuda_impl &e);
 
-/* Fills *p for warps shape t, inner product math and cluster size cs (1, 2,
- * 4 or 8) and the block's shared memory; false if it does not fit. */
-bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, int cs, igemm_params *p,
-                size_t *smem);
+/* Fills *p for warps shape t, inner product math, kc (igemm_kc_applies:
+ * the shared memory of the K-contiguous A tile too) and cluster size cs (1,
+ * 2, 4 or 8) and the block's shared memory; false if it does not fit. */
+bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, bool kc, int cs,
+                igemm_params *p, size_t *smem);
 
 /* Shared memory (bytes) a block of shape t needs with inner product math,
  * kc: with the K-contiguous A tile too (igemm_plan.kc). */
@@ -55,9 +56,10 @@ bool igemm_kc_applies(const convt3d_shape *s, int math);
  * igemm_shape_compiled: the ones the planner picks). */
 bool igemm_tc_shape_compiled(igemm_shape t);
 
-/* Whether the implicit-GEMM kernel is the better choice for s (the
- * automatic walk's cost rule); why says why not. */
-bool igemm_preferred(const convt3d_shape *s, char *why, size_t why_size);
+/* Whether the implicit-GEMM kernel with FMA is the better choice for s (the
+ * automatic walk's cost rule), phase_takes: whether the phase kernel, which
+ * comes next in the walk, takes s; why says why not. */
+bool igemm_preferred(const convt3d_shape *s, bool phase_takes, char *why, size_t why_size);
 
 /* The kernel's block shape and cluster size (CONVT3D_CUDA_IGEMM override
  * tile, NULL: none) and parameters; false if it does not fit. */
