@@ -18,7 +18,8 @@
  *      NCDHW (automatically; forced also in NDHWC): run8 where every W
  *      slot's window starts at one staged column, slotwise otherwise;
  *   2. the implicit-GEMM kernel (igemm/) for NCDHW problems with
- *      C_in/G >= 16, Cog >= 32 and at most 2 taps in every W phase, and in
+ *      C_in/G >= 16, Cog >= 32 and at most 2 taps in every W phase or fewer
+ *      outputs than the GPU holds threads (either layout), and in
  *      both layouts for the problems the phase kernel (3.) does not take
  *      with C_in/G >= 4 or C_out/G >= 4 (it computes every layout,
  *      dilation and stride up to 8: forced, it applies to them all);

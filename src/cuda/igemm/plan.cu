@@ -197,6 +197,15 @@ int igemm_cluster_size(const igemm_params &p, igemm_shape t, int math, bool kc,
 
 } // namespace
 
+/* Whether a plan's tiles, split eight ways, still leave block slots idle:
+ * then the FMA engine takes narrower tiles (plan_igemm) and the walk
+ * prefers it to the phase kernel (igemm_preferred). */
+static bool igemm_grid_unfilled(const igemm_params &p, igemm_shape t, int math, bool kc,
+                                const device_limits &lim)
+{
+    return p.ntiles * 8 < igemm_blocks_per_sm(t, math, kc, lim) * lim.num_sms;
+}
+
 /* The implicit-GEMM kernel (plan.h): 64 x 32 warp tiles, as many
  * warps along the output channels as Cog fills (BN = 32, 64 or 128), eight
  * warps a block (four for BN = 32); clusters of cs blocks share a tile when
@@ -226,6 +235,19 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
     igemm_params p;
     if (!igemm_fill(s, t, math, kc, 1, &p, smem))
         return false;
+    if (cs == 0 && math == IGEMM_FFMA && igemm_grid_unfilled(p, t, math, kc, lim)) {
+        /* Even eight blocks a tile leave block slots idle: 128 x 32 tiles
+         * give 2-8x the tiles, each block a quarter of the warps, so the
+         * same split fills four times the slots. */
+        const igemm_shape narrow = {2, 1};
+        igemm_params q;
+        size_t qsmem;
+        if (igemm_fill(s, narrow, math, kc, 1, &q, &qsmem)) {
+            t = narrow;
+            p = q;
+            *smem = qsmem;
+        }
+    }
     if (cs == 0)
         cs = igemm_cluster_size(p, t, math, kc, lim);
     if (cs > 1 && !igemm_fill(s, t, math, kc, cs, &p, smem))
@@ -260,7 +282,8 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
  * three quarters zeros or an output-channel block seven eighths empty still
  * leaves it far less waste than the generic kernel has (issue 13's rule;
  * the new choices are not measured yet). */
-bool igemm_preferred(const convt3d_shape *s, bool phase_takes, char *why, size_t why_size)
+bool igemm_preferred(const convt3d_shape *s, bool phase_takes, const device_limits &lim,
+                     char *why, size_t why_size)
 {
     if (!phase_takes) {
         if (s->cig < 4 && s->cog < 4) {
@@ -271,14 +294,20 @@ bool igemm_preferred(const convt3d_shape *s, bool phase_takes, char *why, size_t
         }
         return true;
     }
-    if (s->layout != CONVT3D_LAYOUT_NCDHW) {
-        snprintf(why, why_size, "automatically in NDHWC only where the phase kernel does not "
-                 "take the problem");
-        return false;
-    }
     if (s->cig < 16 || s->cog < 32) {
         snprintf(why, why_size, "automatically for C_in/G >= 16 and C_out/G >= 32 only "
                  "(%lld, %lld)", (long long)s->cig, (long long)s->cog);
+        return false;
+    }
+    /* Fewer outputs than the GPU holds threads: the phase kernel sums each
+     * output's whole K in one thread, so its few blocks run long serial
+     * sums while multiprocessors idle; this engine splits K across a
+     * cluster (bench/NOTES.md round 9), in either layout. */
+    if (s->n * s->out_spatial * s->cout <= (long long)lim.num_sms * 2048)
+        return true;
+    if (s->layout != CONVT3D_LAYOUT_NCDHW) {
+        snprintf(why, why_size, "automatically in NDHWC only where the phase kernel does not "
+                 "take the problem, or for fewer outputs than the GPU holds threads");
         return false;
     }
     for (long long r = 0; r < s->s[2] && r < kIgemmMaxStride; r++)
@@ -326,7 +355,7 @@ bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
 {
     const int math = igemm_entry_math(e);
     if (math == IGEMM_FFMA)
-        return !igemm_preferred(s, phase_takes(s, lim, ov), why, why_size);
+        return !igemm_preferred(s, phase_takes(s, lim, ov), lim, why, why_size);
     if (math == IGEMM_HALF) {
         /* depthwise: the half depthwise kernel (0.46 vs 1.9 ms on the suite's
          * depthwise shape); every other problem, even 8 channels a group,

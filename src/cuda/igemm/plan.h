@@ -59,7 +59,8 @@ bool igemm_tc_shape_compiled(igemm_shape t);
 /* Whether the implicit-GEMM kernel with FMA is the better choice for s (the
  * automatic walk's cost rule), phase_takes: whether the phase kernel, which
  * comes next in the walk, takes s; why says why not. */
-bool igemm_preferred(const convt3d_shape *s, bool phase_takes, char *why, size_t why_size);
+bool igemm_preferred(const convt3d_shape *s, bool phase_takes, const device_limits &lim,
+                     char *why, size_t why_size);
 
 /* The kernel's block shape and cluster size (CONVT3D_CUDA_IGEMM override
  * tile, NULL: none) and parameters; false if it does not fit. */
