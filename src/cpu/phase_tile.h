@@ -3,6 +3,7 @@
  * cpu/phase_avx2.c), which first defines:
  *
  *   VL, vf, vmask                    lanes, vector and lane-mask types
+ *   VREGS                            vector registers (the tiling's budget)
  *   v_zero, v_set1, v_loadu, v_loadu_mask (masked lanes read as 0 and are
  *   never touched), v_storeu_mask, v_fma(a, b, c) = a*b + c, v_bcast(p),
  *   v_mask_range(lo, hi) (lanes lo <= i < hi), v_interleave2(a, b, p)
@@ -551,20 +552,24 @@ CPU_INLINE void ocl_tile_body(const ocl_tile_args *a, const int P, const int V, 
             wp += step;
         }
     }
-    const vmask keep = v_mask_range(0, P);
-    CPU_UNROLL for (int v = 0; v < V; v++) {
-        vf t[VL];
-        CPU_UNROLL for (int q = 0; q < VL; q++)
-            t[q] = q < P ? acc[q][v] : v_zero();
-        v_transpose(t); /* t[o]: channel v * VL + o at the P outputs */
-        CPU_UNROLL for (int o = 0; o < VL; o++) {
-            float *yo = a->out + (v * VL + o) * a->out_stride;
-            if (v * VL + o >= a->nout)
-                break;
-            if (P == VL && a->stream)
-                v_stream(yo, t[o]);
-            else
-                v_storeu_mask(yo, t[o], keep);
+    /* Outputs p0 .. p0 + VL - 1 at a time: P exceeds VL where the vectors
+     * are short (AVX2), so that a tile still keeps enough accumulators. */
+    CPU_UNROLL for (int p0 = 0; p0 < P; p0 += VL) {
+        const vmask keep = v_mask_range(0, P - p0 < VL ? P - p0 : VL);
+        CPU_UNROLL for (int v = 0; v < V; v++) {
+            vf t[VL];
+            CPU_UNROLL for (int q = 0; q < VL; q++)
+                t[q] = p0 + q < P ? acc[p0 + q][v] : v_zero();
+            v_transpose(t); /* t[o]: channel v * VL + o at outputs p0 .. */
+            CPU_UNROLL for (int o = 0; o < VL; o++) {
+                float *yo = a->out + (v * VL + o) * a->out_stride + p0;
+                if (v * VL + o >= a->nout)
+                    break;
+                if (P == VL && a->stream)
+                    v_stream(yo, t[o]);
+                else
+                    v_storeu_mask(yo, t[o], keep);
+            }
         }
     }
 }
@@ -827,7 +832,7 @@ const cpu_isa CPU_ISA_SYMBOL = {
     .vector_lanes = VL,
     .limits = {.lanes = VL, .ncdhw_maxv = NCDHW_MAXV, .ncdhw_ocb_max = NCDHW_OCB_MAX,
                .ocl_maxv = OCL_MAXV, .ocl_pos_max = OCL_POS_MAX, .ndhwc_maxv = NDHWC_MAXV,
-               .ndhwc_pos_max = NDHWC_POS_MAX},
+               .ndhwc_pos_max = NDHWC_POS_MAX, .vector_regs = VREGS},
     .ncdhw = {row_ncdhw, plan_ncdhw, 1},
     .ncdhw_oc = {row_ncdhw_oc, plan_ncdhw_oc, 1},
     .ndhwc = {row_ndhwc, plan_ndhwc, 0},
