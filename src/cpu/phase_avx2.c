@@ -83,6 +83,9 @@ static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[8])
 #define OCL_MAXP 12
 #define OCL_POS_MAX {12}
 #define OCL_TILES(X, ...) UPTO12(X, 1, __VA_ARGS__)
+/* NDHWC tiles prefetch the weights 4 input channels ahead (bench/NOTES.md
+ * round 9: measured on Zen 3 only). */
+#define NDHWC_PREFETCH_W 4
 #define NDHWC_MAXV 3
 #define NDHWC_MAXP 12
 #define NDHWC_POS_MAX {12, 6, 4}

@@ -661,6 +661,13 @@ typedef struct ndhwc_tile_args {
 
 typedef void (*ndhwc_tile_fn)(const ndhwc_tile_args *a);
 
+/* Input channels ahead whose weights the NDHWC tile prefetches (0: none,
+ * the AVX-512 build as measured before).  A tile streams one weight row a
+ * channel, C_out apart, from L2. */
+#ifndef NDHWC_PREFETCH_W
+#define NDHWC_PREFETCH_W 0
+#endif
+
 CPU_INLINE void ndhwc_tile_body(const ndhwc_tile_args *a, const int P, const int V)
 {
     vf acc[NDHWC_MAXP][NDHWC_MAXV];
@@ -681,6 +688,10 @@ CPU_INLINE void ndhwc_tile_body(const ndhwc_tile_args *a, const int P, const int
             }
             const float *wp = wr + a->kw[t].k * tap_stride;
             for (int64_t ic = 0; ic < cig; ic++) {
+                if (NDHWC_PREFETCH_W) {
+                    __builtin_prefetch(wp + NDHWC_PREFETCH_W * cogp);
+                    __builtin_prefetch(wp + NDHWC_PREFETCH_W * cogp + V * VL - 1);
+                }
                 vf wv[NDHWC_MAXV];
                 CPU_UNROLL for (int v = 0; v < V; v++)
                     wv[v] = v_loadu(wp + v * VL);
