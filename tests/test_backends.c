@@ -731,7 +731,7 @@ static void cpu_every_implementation_forced(void)
  * the plans of the build before the policy left the kernel files. */
 static void cpu_tiling_policy(void)
 {
-    const cpu_tile_limits lim = {16, 4, {16, 12, 8, 6}, 2, {16, 11}, 4, {16, 12, 8, 6}};
+    const cpu_tile_limits lim = {16, 4, {16, 12, 8, 6}, 2, {16, 11}, 4, {16, 12, 8, 6}, 32};
     CU_ASSERT_EQUAL(cpu_even_block(10, 4), 4);
     CU_ASSERT_EQUAL(cpu_even_block(8, 3), 3);
     CU_ASSERT_EQUAL(cpu_ocl_positions(32, 16, 2), 16);

@@ -201,25 +201,21 @@ static void ndhwc_rows_run(const cpu_plan *pl, const cpu_row_job *job,
     cpu_tap *kw = job->scratch;
     for (int64_t c0 = 0; c0 < s->cout; c0 += (int64_t)VB * VL) {
         const int nvec = (int)cpu_min64(VB, (s->cout - c0 + VL - 1) / VL);
-        const ndhwc_rows_fn tile = tiles[nvec - 1][P - 1];
         ndhwc_rows_vectors(pl, c0, nvec, &a);
         a.w = job->w + c0;
         a.bias = job->bias ? job->bias + c0 : NULL;
-        for (int64_t j0 = job->j0; j0 < job->j1; j0 += P)
+        const ndhwc_row_split rs = ndhwc_row_split_of(pl, job, P);
+        for (int64_t i = 0; i < rs.ntile; i++)
             for (int64_t c = 0; c < pw->nphase; c++) {
-                const int64_t jend =
-                    cpu_min64(cpu_min64(j0 + P, cpu_phase_len(outw, sw, c)), job->j1);
-                if (jend <= j0)
+                const ndhwc_row_tile rtile = ndhwc_row_tile_of(pl, job, &rs, i, c);
+                if (rtile.npos <= 0)
                     continue;
-                a.nkw = 0;
-                for (int64_t t = pw->start[c]; t < pw->start[c + 1]; t++)
-                    if (j0 + P + pw->taps[t].delta > 0 && j0 + pw->taps[t].delta < a.in_w)
-                        kw[a.nkw++] = pw->taps[t];
+                a.nkw = select_row_taps(pw, c, rtile.j0, rtile.npos, a.in_w, kw);
                 a.kw = kw;
-                a.j0 = j0;
-                a.out = job->y + (j0 * sw + c) * ys4 + c0;
-                a.npos = jend - j0;
-                tile(&a);
+                a.j0 = rtile.j0;
+                a.out = job->y + (rtile.j0 * sw + c) * ys4 + c0;
+                a.npos = rtile.npos;
+                tiles[nvec - 1][rtile.npos - 1](&a);
             }
     }
 }

@@ -7,6 +7,7 @@
 #include "kernels.h"
 
 #define VL 8
+#define VREGS 16
 typedef __m256 vf;
 typedef __m256i vmask;
 
@@ -74,12 +75,17 @@ static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[8])
 #define NCDHW_OCB_MAX {12, 6, 4}
 #define NCDHW_TILES(X) UPTO12(X, 1) UPTO6(X, 2) UPTO4(X, 3)
 #define NCDHW_SPLIT_FULL 1
-/* Output-channel tiles: one vector x 8 positions, a weight vector for each
- * of at most 4 taps. */
+/* Output-channel tiles: one vector x up to 12 positions (stored a vector
+ * of positions at a time), a weight vector for each of at most 4 taps and
+ * a broadcast: 8 positions would leave only 8 accumulators, just the FMA
+ * latency times the FMA pipes of current cores. */
 #define OCL_MAXV 1
-#define OCL_MAXP 8
-#define OCL_POS_MAX {8}
-#define OCL_TILES(X, ...) UPTO8(X, 1, __VA_ARGS__)
+#define OCL_MAXP 12
+#define OCL_POS_MAX {12}
+#define OCL_TILES(X, ...) UPTO12(X, 1, __VA_ARGS__)
+/* NDHWC tiles prefetch the weights 4 input channels ahead (bench/NOTES.md
+ * round 9: measured on Zen 3 only). */
+#define NDHWC_PREFETCH_W 4
 #define NDHWC_MAXV 3
 #define NDHWC_MAXP 12
 #define NDHWC_POS_MAX {12, 6, 4}

@@ -8,6 +8,7 @@
 #include "kernels.h"
 
 #define VL 16
+#define VREGS 32
 typedef __m512 vf;
 typedef __mmask16 vmask;
 

@@ -3,6 +3,7 @@
  * cpu/phase_avx2.c), which first defines:
  *
  *   VL, vf, vmask                    lanes, vector and lane-mask types
+ *   VREGS                            vector registers (the tiling's budget)
  *   v_zero, v_set1, v_loadu, v_loadu_mask (masked lanes read as 0 and are
  *   never touched), v_storeu_mask, v_fma(a, b, c) = a*b + c, v_bcast(p),
  *   v_mask_range(lo, hi) (lanes lo <= i < hi), v_interleave2(a, b, p)
@@ -551,20 +552,24 @@ CPU_INLINE void ocl_tile_body(const ocl_tile_args *a, const int P, const int V, 
             wp += step;
         }
     }
-    const vmask keep = v_mask_range(0, P);
-    CPU_UNROLL for (int v = 0; v < V; v++) {
-        vf t[VL];
-        CPU_UNROLL for (int q = 0; q < VL; q++)
-            t[q] = q < P ? acc[q][v] : v_zero();
-        v_transpose(t); /* t[o]: channel v * VL + o at the P outputs */
-        CPU_UNROLL for (int o = 0; o < VL; o++) {
-            float *yo = a->out + (v * VL + o) * a->out_stride;
-            if (v * VL + o >= a->nout)
-                break;
-            if (P == VL && a->stream)
-                v_stream(yo, t[o]);
-            else
-                v_storeu_mask(yo, t[o], keep);
+    /* Outputs p0 .. p0 + VL - 1 at a time: P exceeds VL where the vectors
+     * are short (AVX2), so that a tile still keeps enough accumulators. */
+    CPU_UNROLL for (int p0 = 0; p0 < P; p0 += VL) {
+        const vmask keep = v_mask_range(0, P - p0 < VL ? P - p0 : VL);
+        CPU_UNROLL for (int v = 0; v < V; v++) {
+            vf t[VL];
+            CPU_UNROLL for (int q = 0; q < VL; q++)
+                t[q] = p0 + q < P ? acc[p0 + q][v] : v_zero();
+            v_transpose(t); /* t[o]: channel v * VL + o at outputs p0 .. */
+            CPU_UNROLL for (int o = 0; o < VL; o++) {
+                float *yo = a->out + (v * VL + o) * a->out_stride + p0;
+                if (v * VL + o >= a->nout)
+                    break;
+                if (P == VL && a->stream)
+                    v_stream(yo, t[o]);
+                else
+                    v_storeu_mask(yo, t[o], keep);
+            }
         }
     }
 }
@@ -656,6 +661,13 @@ typedef struct ndhwc_tile_args {
 
 typedef void (*ndhwc_tile_fn)(const ndhwc_tile_args *a);
 
+/* Input channels ahead whose weights the NDHWC tile prefetches (0: none,
+ * the AVX-512 build as measured before).  A tile streams one weight row a
+ * channel, C_out apart, from L2. */
+#ifndef NDHWC_PREFETCH_W
+#define NDHWC_PREFETCH_W 0
+#endif
+
 CPU_INLINE void ndhwc_tile_body(const ndhwc_tile_args *a, const int P, const int V)
 {
     vf acc[NDHWC_MAXP][NDHWC_MAXV];
@@ -676,6 +688,10 @@ CPU_INLINE void ndhwc_tile_body(const ndhwc_tile_args *a, const int P, const int
             }
             const float *wp = wr + a->kw[t].k * tap_stride;
             for (int64_t ic = 0; ic < cig; ic++) {
+                if (NDHWC_PREFETCH_W) {
+                    __builtin_prefetch(wp + NDHWC_PREFETCH_W * cogp);
+                    __builtin_prefetch(wp + NDHWC_PREFETCH_W * cogp + V * VL - 1);
+                }
                 vf wv[NDHWC_MAXV];
                 CPU_UNROLL for (int v = 0; v < V; v++)
                     wv[v] = v_loadu(wp + v * VL);
@@ -704,6 +720,55 @@ NDHWC_TILES(DEF_NDHWC_TILE)
 #define REF_NDHWC_TILE(P, V) [V - 1][P - 1] = ndhwc_tile_##P##x##V,
 static const ndhwc_tile_fn ndhwc_tiles[NDHWC_MAXV][NDHWC_MAXP] = {NDHWC_TILES(REF_NDHWC_TILE)};
 
+/* The NDHWC tiles of a job's row (here and in cpu/ndhwc_rows.h): the job's
+ * positions of the longest W phase split into the fewest tiles of at most
+ * P, as even as possible, and each tile computes only its own positions
+ * (the tile built for that count): a fixed P would compute a short last
+ * tile's missing positions in full.  Which tile sums an output does not
+ * change its sum's order. */
+typedef struct ndhwc_row_split {
+    int64_t j0, n, ntile; /* first position, positions of phase 0, tiles */
+} ndhwc_row_split;
+
+typedef struct ndhwc_row_tile {
+    int64_t j0, npos; /* npos <= 0: phase c has no position in the tile */
+} ndhwc_row_tile;
+
+static ndhwc_row_split ndhwc_row_split_of(const cpu_plan *pl, const cpu_row_job *job, int P)
+{
+    const int64_t jend = cpu_min64(job->j1, cpu_phase_len(pl->s.out[2], pl->s.s[2], 0));
+    ndhwc_row_split rs;
+    rs.j0 = job->j0;
+    rs.n = cpu_max64(0, jend - job->j0);
+    rs.ntile = (rs.n + P - 1) / P;
+    return rs;
+}
+
+/* Tile i of the split in W phase c (phases after 0 may be a position shorter). */
+static ndhwc_row_tile ndhwc_row_tile_of(const cpu_plan *pl, const cpu_row_job *job,
+                                       const ndhwc_row_split *rs, int64_t i, int64_t c)
+{
+    const int64_t lo = rs->j0 + i * rs->n / rs->ntile, hi = rs->j0 + (i + 1) * rs->n / rs->ntile;
+    const int64_t len = cpu_phase_len(pl->s.out[2], pl->s.s[2], c);
+    const int64_t end = cpu_min64(cpu_min64(hi, len), job->j1);
+    ndhwc_row_tile t = {lo, end - lo};
+    return t;
+}
+
+/* The taps of W phase c that read inside the row (in_w inputs) at some
+ * position of the tile [j0, j0 + npos), into kw; their count.  Border tiles
+ * skip the others entirely (the tiles read zeros for the positions of a
+ * kept tap that fall outside). */
+static int64_t select_row_taps(const cpu_dim_phases *pw, int64_t c, int64_t j0, int64_t npos,
+                               int64_t in_w, cpu_tap *kw)
+{
+    int64_t n = 0;
+    for (int64_t t = pw->start[c]; t < pw->start[c + 1]; t++)
+        if (j0 + npos + pw->taps[t].delta > 0 && j0 + pw->taps[t].delta < in_w)
+            kw[n++] = pw->taps[t];
+    return n;
+}
+
 static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
 {
     const convt3d_shape *s = &pl->s;
@@ -727,27 +792,21 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
     for (int64_t oc0 = 0; oc0 < s->cog; oc0 += (int64_t)VB * VL) {
         const int64_t left = s->cog - oc0;
         const int nvec = (int)cpu_min64(VB, (left + VL - 1) / VL);
-        const ndhwc_tile_fn tile = ndhwc_tiles[nvec - 1][P - 1];
         a.w = job->w + oc0;
         a.bias = job->bias ? job->bias + oc0 : NULL;
         a.last = v_mask_range(0, (int)cpu_min64(left - (int64_t)(nvec - 1) * VL, VL));
-        for (int64_t j0 = job->j0; j0 < job->j1; j0 += P)
+        const ndhwc_row_split rs = ndhwc_row_split_of(pl, job, P);
+        for (int64_t i = 0; i < rs.ntile; i++)
             for (int64_t c = 0; c < pw->nphase; c++) {
-                const int64_t jend =
-                    cpu_min64(cpu_min64(j0 + P, cpu_phase_len(outw, sw, c)), job->j1);
-                if (jend <= j0)
+                const ndhwc_row_tile rtile = ndhwc_row_tile_of(pl, job, &rs, i, c);
+                if (rtile.npos <= 0)
                     continue;
-                /* Only the taps that read inside the row at some position of
-                 * the tile: border tiles skip the others entirely. */
-                a.nkw = 0;
-                for (int64_t t = pw->start[c]; t < pw->start[c + 1]; t++)
-                    if (j0 + P + pw->taps[t].delta > 0 && j0 + pw->taps[t].delta < a.in_w)
-                        kw[a.nkw++] = pw->taps[t];
+                a.nkw = select_row_taps(pw, c, rtile.j0, rtile.npos, a.in_w, kw);
                 a.kw = kw;
-                a.j0 = j0;
-                a.out = job->y + (j0 * sw + c) * ys4 + oc0;
-                a.npos = jend - j0;
-                tile(&a);
+                a.j0 = rtile.j0;
+                a.out = job->y + (rtile.j0 * sw + c) * ys4 + oc0;
+                a.npos = rtile.npos;
+                ndhwc_tiles[nvec - 1][rtile.npos - 1](&a);
             }
     }
 }
@@ -784,7 +843,7 @@ const cpu_isa CPU_ISA_SYMBOL = {
     .vector_lanes = VL,
     .limits = {.lanes = VL, .ncdhw_maxv = NCDHW_MAXV, .ncdhw_ocb_max = NCDHW_OCB_MAX,
                .ocl_maxv = OCL_MAXV, .ocl_pos_max = OCL_POS_MAX, .ndhwc_maxv = NDHWC_MAXV,
-               .ndhwc_pos_max = NDHWC_POS_MAX},
+               .ndhwc_pos_max = NDHWC_POS_MAX, .vector_regs = VREGS},
     .ncdhw = {row_ncdhw, plan_ncdhw, 1},
     .ncdhw_oc = {row_ncdhw_oc, plan_ncdhw_oc, 1},
     .ndhwc = {row_ndhwc, plan_ndhwc, 0},

@@ -99,15 +99,25 @@ cpu_tiling cpu_tiling_ncdhw(const convt3d_shape *s, const cpu_tile_limits *lim)
  * than two of 11-12 (k3s1p1: 6%), as a tile's weights are half as many and
  * a row's tiles stream them fewer times; rows of 4-8 are 20-35% faster with
  * two. */
+/* The most outputs an output-channel tile of v vectors can take for kW
+ * taps: its accumulators (v a position), v weight vectors a tap and a
+ * broadcast must fit in the registers, or the compiler spills in the hot
+ * loop.  With 32 registers it never binds below the tile maxima built. */
+static int64_t ocl_position_cap(const cpu_tile_limits *lim, int64_t v, int64_t kw)
+{
+    const int64_t cap = (lim->vector_regs - 1 - kw * v) / v;
+    return cpu_max64(1, cpu_min64(lim->ocl_pos_max[v - 1], cap));
+}
+
 cpu_tiling cpu_tiling_ncdhw_oc(const convt3d_shape *s, const cpu_tile_limits *lim)
 {
-    const int64_t VL = lim->lanes, span = s->out[2], S = s->s[2];
+    const int64_t VL = lim->lanes, span = s->out[2], S = s->s[2], K = s->k[2];
     int64_t v = cpu_min64(lim->ocl_maxv, (s->cog + VL - 1) / VL);
-    if (4 * cpu_ocl_positions(span, lim->ocl_pos_max[0], S) >= 3 * VL)
+    if (4 * cpu_ocl_positions(span, ocl_position_cap(lim, 1, K), S) >= 3 * VL)
         v = 1;
     cpu_tiling t;
     t.tile_b = (int)v;
-    t.tile_a = cpu_ocl_positions(span, lim->ocl_pos_max[v - 1], S);
+    t.tile_a = cpu_ocl_positions(span, ocl_position_cap(lim, v, K), S);
     t.chunk = t.tile_a / S; /* in phase positions j, as the driver splits W */
     t.w_block = v * VL;
     return t;

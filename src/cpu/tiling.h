@@ -20,6 +20,7 @@ typedef struct cpu_tile_limits {
     int ocl_pos_max[2];   /*   and outputs for each vector count */
     int ndhwc_maxv;       /* NDHWC tile: channel vectors */
     int ndhwc_pos_max[4]; /*   and positions for each vector count */
+    int vector_regs;      /* vector registers (16 for AVX2, 32 for AVX-512) */
 } cpu_tile_limits;
 
 /* A plan's tiling; what tile_a and tile_b count depends on the kernel
