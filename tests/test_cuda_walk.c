@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "../bench/cases.h"
+#include "test_classes.h"
 #include "cuda_walk.h"
 #include "test_util.h"
 
-#define CLASSES_FILE "bench/inputs/classes.txt"
 #define GENERIC "cuda/f32_direct_generic"
 
 /* An H200's cudaDeviceProp: sharedMemPerBlockOptin, sharedMemPerMultiprocessor,
@@ -73,18 +73,8 @@ static void test_classes(void)
 {
     if (no_cuda())
         return;
-    const char *srcdir = getenv("srcdir");
-    static char path[1024];
-    snprintf(path, sizeof path, "%s/%s", srcdir && *srcdir ? srcdir : ".", CLASSES_FILE);
-    bench_options o;
-    memset(&o, 0, sizeof o);
-    o.bias = -1;
-    o.layout = -1;
-    o.seed = 1;
-    o.batches[0] = path;
-    o.n_batches = 1;
     case_list cl;
-    CU_ASSERT_FATAL(cases_build(&o, &cl) == 0);
+    CU_ASSERT_FATAL(read_classes(&cl) == 0);
     const char *env = getenv("CONVT3D_TEST_WALK");
     const int print = env && *env && strcmp(env, "0") != 0;
     int ran = 0, n_covered = 0, bad = 0;

@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "../bench/cases.h"
+#include "test_classes.h"
 #include "../bench/descriptor.h"
 #include "../bench/random_problems.h"
 #include "test_util.h"
 
-#define CLASSES_FILE "bench/inputs/classes.txt"
 #define DRAWS 1000
 
 
@@ -160,7 +160,7 @@ static const char *const required_classes[] = {
     "onednn"};
 enum { N_REQUIRED = sizeof required_classes / sizeof required_classes[0] };
 
-static int read_classes(case_list *cl)
+int read_classes(case_list *cl)
 {
     const char *srcdir = getenv("srcdir");
     static char path[1024];
