@@ -92,13 +92,6 @@ cpu_tiling cpu_tiling_ncdhw(const convt3d_shape *s, const cpu_tile_limits *lim)
     return t;
 }
 
-/* One channel vector when the row gives tiles of at least 3/4 VL
- * positions, else up to ocl_maxv so that short rows still keep enough
- * accumulators; then the positions split evenly.  Measured here (Zen 5;
- * stride-1 rows of 24 to 64): one vector of 16 positions is 0-8% faster
- * than two of 11-12 (k3s1p1: 6%), as a tile's weights are half as many and
- * a row's tiles stream them fewer times; rows of 4-8 are 20-35% faster with
- * two. */
 /* The most outputs an output-channel tile of v vectors can take for kW
  * taps: its accumulators (v a position), v weight vectors a tap and a
  * broadcast must fit in the registers, or the compiler spills in the hot
@@ -109,6 +102,13 @@ static int64_t ocl_position_cap(const cpu_tile_limits *lim, int64_t v, int64_t k
     return cpu_max64(1, cpu_min64(lim->ocl_pos_max[v - 1], cap));
 }
 
+/* One channel vector when the row gives tiles of at least 3/4 VL
+ * positions, else up to ocl_maxv so that short rows still keep enough
+ * accumulators; then the positions split evenly.  Measured here (Zen 5;
+ * stride-1 rows of 24 to 64): one vector of 16 positions is 0-8% faster
+ * than two of 11-12 (k3s1p1: 6%), as a tile's weights are half as many and
+ * a row's tiles stream them fewer times; rows of 4-8 are 20-35% faster with
+ * two. */
 cpu_tiling cpu_tiling_ncdhw_oc(const convt3d_shape *s, const cpu_tile_limits *lim)
 {
     const int64_t VL = lim->lanes, span = s->out[2], S = s->s[2], K = s->k[2];
