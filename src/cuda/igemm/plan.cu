@@ -270,8 +270,10 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
  * window along W feeds each staged input to more FMAs).  On the H200
  * (bench/NOTES.md, round 4): unet 1.55 -> 1.39 ms, k3s2p1op1_wide 0.198 ->
  * 0.136, k4s2p1 0.598 -> 0.572; but k3s1p1 (3 W taps) 0.130 -> 0.131 at
- * best, 0.161-0.179 with other tilings.  In NDHWC the phase kernel keeps
- * what it takes (not measured against this kernel there).
+ * best, 0.161-0.179 with other tilings.  In both layouts also where the
+ * outputs are fewer than the threads the GPU holds (below).  Otherwise, in
+ * NDHWC, the phase kernel keeps what it takes (not measured against this
+ * kernel there).
  *
  * Where it does not (a W dilation that does not divide the W stride, W
  * stride 3 to 8, more than 8 taps a W phase; strides above 8 this kernel
@@ -280,8 +282,8 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
  * 0.12-0.17x cuDNN's speed there, bench/NOTES.md round 9), so this kernel,
  * in both layouts, as soon as either side has 4 channels a group: a K step
  * three quarters zeros or an output-channel block seven eighths empty still
- * leaves it far less waste than the generic kernel has (issue 13's rule;
- * the new choices are not measured yet). */
+ * leaves it far less waste than the generic kernel has (H200, round 9a:
+ * the dilated class from 0.12-0.17x cuDNN to 0.76-2.05x). */
 bool igemm_preferred(const convt3d_shape *s, bool phase_takes, const device_limits &lim,
                      char *why, size_t why_size)
 {
@@ -302,7 +304,7 @@ bool igemm_preferred(const convt3d_shape *s, bool phase_takes, const device_limi
     /* Fewer outputs than the GPU holds threads: the phase kernel sums each
      * output's whole K in one thread, so its few blocks run long serial
      * sums while multiprocessors idle; this engine splits K across a
-     * cluster (bench/NOTES.md round 9), in either layout. */
+     * cluster (bench/NOTES.md round 9a), in either layout. */
     if (s->n * s->out_spatial * s->cout <= (long long)lim.num_sms * 2048)
         return true;
     if (s->layout != CONVT3D_LAYOUT_NCDHW) {
