@@ -143,8 +143,8 @@ static void plan_ndhwc(cpu_plan *pl)
 const cpu_isa convt3d_cpu_isa_generic = {
     .name = "generic",
     .vector_lanes = 1,
-    .ncdhw = {row_ncdhw, plan_ncdhw, 0},
-    .ndhwc = {row_ndhwc, plan_ndhwc, 0},
+    .ncdhw = {row_ncdhw, plan_ncdhw, 0, 0},
+    .ndhwc = {row_ndhwc, plan_ndhwc, 0, 0},
     .ndhwc_dw = {cpu_row_ndhwc_dw_generic, cpu_plan_ndhwc_rows_generic, 0, 1},
     .ndhwc_gl = {cpu_row_ndhwc_gl_generic, cpu_plan_ndhwc_rows_generic, 0, 1},
     .group_lanes = CPU_GENERIC_GROUP_LANES,
