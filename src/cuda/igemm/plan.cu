@@ -179,6 +179,12 @@ long long igemm_blocks_per_sm(igemm_shape t, int math, bool kc, const device_lim
     return by_regs < by_smem ? by_regs : by_smem;
 }
 
+/* Blocks of shape t the whole GPU holds at once. */
+long long igemm_block_slots(igemm_shape t, int math, bool kc, const device_limits &lim)
+{
+    return igemm_blocks_per_sm(t, math, kc, lim) * lim.num_sms;
+}
+
 /* The cluster size: the smallest power of two up to 8 whose clusters fill
  * every multiprocessor's block slots, as long as each block keeps at least
  * 8 of the heaviest tile's K steps. */
@@ -186,7 +192,7 @@ int igemm_cluster_size(const igemm_params &p, igemm_shape t, int math, bool kc,
                        const device_limits &lim)
 {
     const long long steps = heaviest_k_steps(p);
-    const long long slots = igemm_blocks_per_sm(t, math, kc, lim) * lim.num_sms;
+    const long long slots = igemm_block_slots(t, math, kc, lim);
     /* a tensor-core K step is several times cheaper: a block may keep fewer */
     const long long least = math == IGEMM_FFMA ? 8 : 4;
     int cs = 1;
@@ -203,7 +209,7 @@ int igemm_cluster_size(const igemm_params &p, igemm_shape t, int math, bool kc,
 static bool igemm_grid_unfilled(const igemm_params &p, igemm_shape t, int math, bool kc,
                                 const device_limits &lim)
 {
-    return p.ntiles * 8 < igemm_blocks_per_sm(t, math, kc, lim) * lim.num_sms;
+    return p.ntiles * 8 < igemm_block_slots(t, math, kc, lim);
 }
 
 /* The implicit-GEMM kernel (plan.h): 64 x 32 warp tiles, as many
