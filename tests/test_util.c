@@ -643,11 +643,29 @@ impl_stats check_registry(convt3d_device_kind kind, const convt3d_problem *probl
     return st;
 }
 
+/* CONVT3D_TEST_ONLY=word[,word...] keeps the tests whose names contain one
+ * of the words: a slow tool (compute-sanitizer, valgrind) can then run a few
+ * tests of a program instead of all of them. */
+static int test_wanted(const char *name)
+{
+    const char *only = getenv("CONVT3D_TEST_ONLY");
+    if (!only || !*only)
+        return 1;
+    char words[512];
+    snprintf(words, sizeof words, "%s", only);
+    char *save = NULL;
+    for (char *w = strtok_r(words, ",", &save); w; w = strtok_r(NULL, ",", &save))
+        if (*w && strstr(name, w))
+            return 1;
+    return 0;
+}
+
 void add_suite(const char *name, const test_entry *tests)
 {
     CU_pSuite s = CU_add_suite(name, NULL, NULL);
     for (; s && tests->name; tests++)
-        CU_add_test(s, tests->name, tests->fn);
+        if (test_wanted(tests->name))
+            CU_add_test(s, tests->name, tests->fn);
 }
 
 int problems_equal(const convt3d_problem *a, const convt3d_problem *b)
