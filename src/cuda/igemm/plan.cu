@@ -187,14 +187,15 @@ long long igemm_block_slots(igemm_shape t, int math, bool kc, const device_limit
 
 /* The cluster size: the smallest power of two up to 8 whose clusters fill
  * every multiprocessor's block slots, as long as each block keeps at least
- * 8 of the heaviest tile's K steps. */
+ * 4 of the heaviest tile's K steps.  (FMA blocks kept 8 until round 10:
+ * sw3_c48_k3x3x5, 24 steps, 0.043 ms at 2 blocks a tile, 0.031 at 4; the
+ * 7x7x5 k2s2 corpus problem, 20 steps, 0.045 -> 0.039, H200.) */
 int igemm_cluster_size(const igemm_params &p, igemm_shape t, int math, bool kc,
                        const device_limits &lim)
 {
     const long long steps = heaviest_k_steps(p);
     const long long slots = igemm_block_slots(t, math, kc, lim);
-    /* a tensor-core K step is several times cheaper: a block may keep fewer */
-    const long long least = math == IGEMM_FFMA ? 8 : 4;
+    const long long least = 4;
     int cs = 1;
     while (cs < 8 && p.ntiles * cs < slots && steps / (2 * cs) >= least)
         cs *= 2;
@@ -210,6 +211,46 @@ static bool igemm_grid_unfilled(const igemm_params &p, igemm_shape t, int math, 
                                 const device_limits &lim)
 {
     return p.ntiles * 8 < igemm_block_slots(t, math, kc, lim);
+}
+
+/* Output positions of the largest phase: the rows of its GEMM. */
+static long long igemm_most_positions(const igemm_params &p)
+{
+    long long m = p.nimg;
+    for (int d = 0; d < 3; d++) {
+        int most = 0;
+        for (int r = 0; r < p.s[d]; r++)
+            if (p.ph[d][r].qcount > most)
+                most = p.ph[d][r].qcount;
+        m *= most;
+    }
+    return m;
+}
+
+/* The FMA engine's tile where the planner's widest leaves the GPU part
+ * idle (round 10 sweep, H200, bench/NOTES.md): nothing if t fills it.
+ * - Even an eight-block split of t leaves block slots idle: tiles of
+ *   one warp row (64 x 128) when the largest phase has at most 64
+ *   positions and C_out/G > 64 (tiny_c512to256_4_k4s2: 0.114 -> 0.082 ms),
+ *   else 128 x 32 (2,1), each block a quarter of the warps.
+ * - An eight-warp tile whose cluster split still leaves slots idle: four
+ *   warps (2,2), twice the blocks a multiprocessor (sw3_c48_k3x3x5 0.031
+ *   -> 0.028 ms at 4 blocks a tile, the 7x7x5 k2s2 corpus problem 0.039 ->
+ *   0.034). */
+static bool igemm_small_grid_tile(const convt3d_shape *s, const igemm_params &p, igemm_shape t,
+                                  bool kc, const device_limits &lim, igemm_shape *out)
+{
+    if (igemm_grid_unfilled(p, t, IGEMM_FFMA, kc, lim)) {
+        const bool one_row = igemm_most_positions(p) <= 64 && s->cog > 64;
+        *out = one_row ? igemm_shape{1, 4} : igemm_shape{2, 1};
+        return true;
+    }
+    const int cs = igemm_cluster_size(p, t, IGEMM_FFMA, kc, lim);
+    if (t.wm * t.wn == 8 && p.ntiles * cs < igemm_block_slots(t, IGEMM_FFMA, kc, lim)) {
+        *out = igemm_shape{2, 2};
+        return true;
+    }
+    return false;
 }
 
 /* The implicit-GEMM kernel (plan.h): 64 x 32 warp tiles, as many
@@ -241,11 +282,8 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
     igemm_params p;
     if (!igemm_fill(s, t, math, kc, 1, &p, smem))
         return false;
-    if (cs == 0 && math == IGEMM_FFMA && igemm_grid_unfilled(p, t, math, kc, lim)) {
-        /* Even eight blocks a tile leave block slots idle: 128 x 32 tiles
-         * give 2-8x the tiles, each block a quarter of the warps, so the
-         * same split fills four times the slots. */
-        const igemm_shape narrow = {2, 1};
+    igemm_shape narrow;
+    if (cs == 0 && math == IGEMM_FFMA && igemm_small_grid_tile(s, p, t, kc, lim, &narrow)) {
         igemm_params q;
         size_t qsmem;
         if (igemm_fill(s, narrow, math, kc, 1, &q, &qsmem)) {
