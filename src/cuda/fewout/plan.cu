@@ -145,10 +145,15 @@ bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned
     p.tmax = tmax;
 
     /* Slices: NCDHW, 32 or more position slots so that a warp's lanes lie
-     * along W (up to 8 slices); NDHWC, up to 32 slices, a warp's lanes along
-     * the channels.  No more slices than input channels. */
+     * along W (up to 8 slices); NDHWC, 8 to 32 slices, a warp's lanes along
+     * the channels (32 bytes of a position or more).  At least 4 input
+     * channels a slice where the channels allow: a thread's setup (its
+     * positions' offsets and masks) and the sum of the slices cost about
+     * what 2 channels' taps do. */
     p.chan_fast = s->layout == CONVT3D_LAYOUT_NDHWC;
-    p.ks = pow2_at_least(s->cig, p.chan_fast ? 32 : 8);
+    p.ks = pow2_at_least(ceil_div(s->cig, 4), p.chan_fast ? 32 : 8);
+    if (p.chan_fast && p.ks < 8)
+        p.ks = 8;
     /* The weight chunk: as many slices' channels as fit in shared memory
      * (fewer slices where not even one channel a slice does). */
     long long per_slice = kFewChunkPairs / (tmax > 0 ? tmax : 1) / p.ks;
