@@ -61,8 +61,9 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
     const int slot = p.chan_fast ? tid >> p.lks : tid & (p.ps - 1);
 
     /* Each position's input for tap 0 (offset without the channel; int: the
-     * planner keeps x below 2^31 elements) and the bit masks of the taps
-     * whose input lies inside x: D taps in bits 0-7, H 8-15, W 16-23. */
+     * planner checks that every offset formed here fits, x_offsets_fit_int)
+     * and the bit masks of the taps whose input lies inside x: D taps in
+     * bits 0-7, H 8-15, W 16-23. */
     int xo[kFewR];
     unsigned mask[kFewR];
     CT3D_UNROLL

@@ -252,9 +252,9 @@ bool fewout_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                               size_t why_size)
 {
     (void)e;
-    if (s->cog == 3 && !fewout_preferred(s, true, lim, why, why_size))
-        return !fewout_preferred(s, phase_takes(s, lim, ov), lim, why, why_size);
-    return !fewout_preferred(s, true, lim, why, why_size);
+    /* the phase planner runs only where its answer matters */
+    const bool big3 = s->cog == 3 && s->n * s->out_spatial > 4LL * lim.num_sms * 2048;
+    return !fewout_preferred(s, big3 && phase_takes(s, lim, ov), lim, why, why_size);
 }
 
 bool fewout_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
