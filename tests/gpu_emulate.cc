@@ -7,7 +7,7 @@
 // src/cuda/*/plan.cu, compiled for the host under ASan and UBSan); not part
 // of make check (it needs a C++ compiler and CUDA's headers).
 //
-//   gpu_emulate phase|igemm|dwtile COUNT SEED [KERNEL|MATH|TYPE]
+//   gpu_emulate phase|igemm|dwtile|fewout COUNT SEED [KERNEL|MATH|TYPE]
 //
 // COUNT random problems (even ones with small-integer data, compared
 // exactly; odd ones uniform, relative L2 error <= 1e-5), plans from the
@@ -19,7 +19,9 @@
 // modelled as loops over its fragment layout), f16 or bf16 (tensor cores on
 // half data), each in both layouts, every fourth problem dilated along W,
 // each checked with its mode's tolerance; dwtile: depthwise NCDHW problems, TYPE "" (f32), f16
-// or bf16 (x, bias and y of that type, f32 weights).
+// or bf16 (x, bias and y of that type, f32 weights); fewout: C_out/G 1-4,
+// C_in/G 1-40 (several weight chunks where the taps are many), both
+// layouts, dilation in every dim, groups, bias half the time.
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -31,6 +33,8 @@
 
 #include "cuda/dwtile/kernel.cuh"
 #include "cuda/dwtile/plan.h"
+#include "cuda/fewout/kernel.cuh"
+#include "cuda/fewout/plan.h"
 #include "cuda/igemm/kernel.cuh"
 #include "cuda/igemm/plan.h"
 #include "cuda/phase/kernel.cuh"
@@ -237,6 +241,8 @@ bool check(const problem_data &d, const std::vector<float> &y, const char *what,
 }
 
 const device_limits kH200 = {232448, 233472, 132};
+
+int g_fewout_chunked; /* fewout problems with several weight chunks */
 
 /* ---- the phase kernel ---------------------------------------------------- */
 
@@ -587,6 +593,70 @@ int run_dwtile(int i, const char *type)
     return run_dwtile_as<float>(i, CONVT3D_F32);
 }
 
+/* ---- the few-output-channel kernel --------------------------------------- */
+
+/* The grid of a fewout launch, one block after the other (x: phase tiles,
+ * y: groups). */
+struct few_emu {
+    const few_params *p;
+    unsigned grid[2];
+};
+
+template <int COG>
+void fewout_body(const emu_thread &t)
+{
+    const few_emu &e = *static_cast<const few_emu *>(t.params);
+    for (unsigned g = 0; g < e.grid[1]; g++)
+        for (unsigned x = 0; x < e.grid[0]; x++) {
+            few_block<COG>(*e.p, t.smem[0], t.tid, (int)x, (int)g);
+            ct3d_emulate_sync(); /* as the __global__ entry between blocks */
+        }
+}
+
+/* Returns 1 on failure, 0 on success, -1 when the kernel does not take the
+ * problem.  Every third problem has 17-60 input channels a group and 3-5
+ * taps a dim at stride 1, so that a weight chunk holds fewer channels than
+ * the group (several chunks, a partial last one). */
+int run_fewout(int i)
+{
+    const convt3d_layout layout = i % 4 < 2 ? CONVT3D_LAYOUT_NCDHW : CONVT3D_LAYOUT_NDHWC;
+    convt3d_problem prob = random_problem(12, 4, 3, true, layout);
+    if (i % 3 == 2) {
+        prob.in_channels = prob.groups * rand_in(17, 60);
+        for (int d = 0; d < 3; d++) {
+            prob.stride[d] = 1;
+            prob.kernel[d] = rand_in(3, 5);
+            prob.padding[d] = rand_in(0, (int)(prob.dilation[d] * (prob.kernel[d] - 1) / 2));
+            prob.output_padding[d] = 0;
+        }
+        if (convt3d_validate(&prob) != CONVT3D_SUCCESS)
+            return -1;
+    }
+    const problem_data d = make_data(prob, i % 2 == 0);
+    few_params p;
+    size_t smem;
+    few_emu e;
+    char why[160];
+    if (!plan_fewout(&d.s, &p, &smem, e.grid, why, sizeof why))
+        return -1;
+    emu_body body = p.cog == 1 ? fewout_body<1> : p.cog == 2 ? fewout_body<2>
+                    : p.cog == 3 ? fewout_body<3> : fewout_body<4>;
+    std::vector<float> w = pack_weights(d, 4, 1);
+    std::vector<float> y(d.s.y_elems, NAN);
+    p.x = d.x.data();
+    p.w = w.data();
+    p.bias = d.p.has_bias ? d.b.data() : nullptr;
+    p.y = y.data();
+    e.p = &p;
+    emulate_cluster(1, kFewThreads, smem / sizeof(float), body, &e);
+    char what[128];
+    snprintf(what, sizeof what, "fewout %s cog %d, %d slices x %d slots, chunk %d of %d",
+             p.chan_fast ? "NDHWC" : "NCDHW", p.cog, p.ks, p.ps, p.ck, p.cig);
+    if (p.ck < p.cig)
+        g_fewout_chunked++;
+    return check(d, y, what) ? 0 : 1;
+}
+
 } // namespace
 
 void ct3d_emulate_sync(void) { pthread_barrier_wait(t_block_bar); }
@@ -708,11 +778,13 @@ void ct3d::ct3d_emulate_mma_flush(int tid)
 int main(int argc, char **argv)
 {
     if (argc < 4 || (strcmp(argv[1], "phase") != 0 && strcmp(argv[1], "igemm") != 0 &&
-                     strcmp(argv[1], "dwtile") != 0)) {
-        fprintf(stderr, "usage: %s phase|igemm|dwtile COUNT SEED [KERNEL|MATH|TYPE]\n", argv[0]);
+                     strcmp(argv[1], "dwtile") != 0 && strcmp(argv[1], "fewout") != 0)) {
+        fprintf(stderr, "usage: %s phase|igemm|dwtile|fewout COUNT SEED [KERNEL|MATH|TYPE]\n",
+                argv[0]);
         return 2;
     }
-    const bool igemm = strcmp(argv[1], "igemm") == 0, dwtile = strcmp(argv[1], "dwtile") == 0;
+    const bool igemm = strcmp(argv[1], "igemm") == 0, dwtile = strcmp(argv[1], "dwtile") == 0,
+               fewout = strcmp(argv[1], "fewout") == 0;
     const int count = atoi(argv[2]);
     rng_state = strtoull(argv[3], nullptr, 10) * 2654435761ULL + 1;
     const char *force = argc > 4 ? argv[4] : "";
@@ -720,6 +792,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < count; i++) {
         const int r = igemm    ? run_igemm(i, force)
                       : dwtile ? run_dwtile(i, force)
+                      : fewout ? run_fewout(i)
                                : run_phase(i, force);
         failed += r > 0;
         ran += r >= 0;
@@ -730,6 +803,8 @@ int main(int argc, char **argv)
         printf(" (dilated: %d NCDHW, %d NDHWC; a W dilation not dividing the W stride: %d "
                "NCDHW, %d NDHWC)",
                g_dilated[0], g_dilated[1], g_w_dilated[0], g_w_dilated[1]);
+    if (fewout)
+        printf(" (%d with several weight chunks)", g_fewout_chunked);
     printf("\n");
     return failed ? 1 : 0;
 }

@@ -9,7 +9,8 @@
  * CONVT3D_CUDA_TILE / CONVT3D_CUDA_IGEMM; the caller's current device kept,
  * several GPUs (cuda:N), concurrent execute on one plan, CUDA error mapping
  * (out of device memory), execute_on_stream captured into a CUDA graph and
- * replayed, and, with CONVT3D_TEST_BIG=1, tensors past 2^31
+ * replayed, the few-output-channel kernel on many input channels, and,
+ * with CONVT3D_TEST_BIG=1, tensors past 2^31
  * elements.  Exits 77 (automake: SKIP) in a build without CUDA or on a
  * machine without a CUDA device. */
 #include <math.h>
@@ -468,6 +469,43 @@ static void test_igemm_channels(void)
     }
 }
 
+/* The few-output-channel kernel where it is meant to run: 1-4 output and
+ * 16-150 input channels a group, so that several weight chunks (many taps:
+ * kernels up to 5 at stride 1), partial chunks and partial tiles occur;
+ * both layouts, groups, every third problem dilated. */
+static void test_fewout_channels(void)
+{
+    if (skip_without_gpu())
+        return;
+    const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
+    const int count = count_env && *count_env ? (atoi(count_env) + 3) / 4 : 32;
+    rng r = rng_make(test_seed() * 43 + 17);
+    for (int i = 0; i < count; i++) {
+        convt3d_problem p = random_problem(&r, 4e5, 40000);
+        p.layout = i % 2 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+        p.groups = rng_int(&r, 1, 2);
+        p.in_channels = p.groups * rng_int(&r, 16, 150);
+        p.out_channels = p.groups * rng_int(&r, 1, 4);
+        if (i % 4 == 3)
+            for (int d = 0; d < 3; d++) {
+                p.stride[d] = 1;
+                p.kernel[d] = rng_int(&r, 3, 5);
+                p.output_padding[d] = 0;
+            }
+        if (i % 3 == 1) {
+            p.dilation[0] = p.dilation[2] = rng_int(&r, 2, 3);
+            p.output_padding[0] = p.output_padding[2] = 0;
+        }
+        convt3d_shape sh;
+        if (convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS || sh.macs > 3e6 ||
+            sh.y_elems > 400000 || !applies("cuda/f32_fewout_ksplit", &p)) {
+            i--;
+            continue;
+        }
+        CU_ASSERT(check_impl(&p, "cuda/f32_fewout_ksplit", rng_next(&r)));
+    }
+}
+
 /* Every CUDA implementation on device tensors one element past their
  * allocation's start (a slice of a larger tensor): kernels with 16-byte
  * copies (the tensor-core igemm's K-contiguous input tile in NDHWC) must
@@ -895,6 +933,7 @@ static const test_entry gpu_tests[] = {
     {"cuda: random problems, every implementation and tiling forced", test_random_forced},
     {"cuda: edge cases, every implementation", test_edge_cases},
     {"cuda: implicit-GEMM kernel, many channels, each block shape", test_igemm_channels},
+    {"cuda: few-output-channel kernel, C_in/G 16-150, chunks, both layouts", test_fewout_channels},
     {"cuda: every implementation on misaligned device tensors", test_misaligned_pointers},
     {"cuda: plans with different tiles coexist", test_plans_coexist},
     {"cuda: caller's current device kept", test_current_device_kept},

@@ -17,6 +17,11 @@
  *   1. the depthwise tile kernel (dwtile/), for C_in/G = C_out/G = 1 in
  *      NCDHW (automatically; forced also in NDHWC): run8 where every W
  *      slot's window starts at one staged column, slotwise otherwise;
+ *   1b. the few-output-channel kernel (fewout/) for C_in/G >= 16 and
+ *      C_out/G <= 2, or 3 unless the phase kernel takes the problem and it
+ *      has more than 4 x num_sms x 2048 outputs a channel (either layout;
+ *      forced: C_out/G <= 4, any C_in/G): positions in the threads, the K
+ *      sum split over a block's threads and added in a fixed order;
  *   2. the implicit-GEMM kernel (igemm/) for NCDHW problems with
  *      C_in/G >= 16, Cog >= 32 and at most 2 taps in every W phase or fewer
  *      outputs than the GPU holds threads (either layout), and in

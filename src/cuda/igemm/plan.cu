@@ -364,17 +364,6 @@ bool igemm_preferred(const convt3d_shape *s, bool phase_takes, const device_limi
     return true;
 }
 
-/* Whether the phase kernel takes s in the automatic walk: what its entries
- * ask (phase_entry_applicable, phase_entry_passed_over). */
-static bool phase_takes(const convt3d_shape *s, const device_limits &lim,
-                        const cuda_overrides &ov)
-{
-    char why[160];
-    phase_plan pick;
-    return phase_kernel_applies(s, why, sizeof why) &&
-           plan_phase(s, lim, -1, 0, ov.tile, &pick, why, sizeof why);
-}
-
 /* ---- the registry entry's host side ------------------------------------- */
 
 /* The entry's inner product (cuda_impl.variant). */

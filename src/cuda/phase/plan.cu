@@ -527,6 +527,14 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
     return true;
 }
 
+bool phase_takes(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov)
+{
+    char why[160];
+    phase_plan pick;
+    return phase_kernel_applies(s, why, sizeof why) &&
+           plan_phase(s, lim, -1, 0, ov.tile, &pick, why, sizeof why);
+}
+
 /* ---- the registry entries' host side ------------------------------------ */
 
 bool phase_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,

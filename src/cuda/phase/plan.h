@@ -31,6 +31,11 @@ struct phase_variant {
 /* Whether the phase kernel computes s at all (any variant); why not. */
 bool phase_kernel_applies(const convt3d_shape *s, char *why, size_t why_size);
 
+/* Whether the phase kernel takes s in the automatic walk: it applies and
+ * its planner finds a tiling (what its entries ask); the kernels before it
+ * in the walk compare themselves with it (igemm, fewout). */
+bool phase_takes(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov);
+
 /* Output channels a thread when the planner chooses: 4 for Cog <= 4, else 8. */
 inline int phase_auto_oct(const convt3d_shape *s) { return s->cog <= 4 ? 4 : 8; }
 

@@ -1,0 +1,75 @@
+/* The few-output-channel kernel ("fewout"): C_out/G <= 4, any C_in/G, both
+ * layouts, f32.  Its parameters; no CUDA API, so the host planning code and
+ * the emulator include it without a GPU.
+ *
+ * Why a kernel of its own: with one to three output channels a group the
+ * GEMM of a stride phase (positions x C_out/G over C_in/G x taps) has almost
+ * no N, so the kernels that put output channels in a thread's registers or
+ * a tile's columns (the phase kernel's 4 or 8 a thread, igemm's 32 a warp)
+ * leave most of them empty, and each output's long K sum runs in one thread
+ * while the GPU idles (a decoder's last layer: 262k outputs of 1024 MACs).
+ * Here the threads go over positions and the K sum is split instead.
+ *
+ * A block owns one group and one tile of ps * kFewR positions of one
+ * stride phase (rd, rh, rw): ps position slots x kFewR positions a slot,
+ * all C_out/G channels of each.  Its kFewThreads threads are ks reduction
+ * slices x ps slots; slice k sums input channels k, k + ks, ... over every
+ * tap of the phase, into kFewR x C_out/G registers.  The slices' partial
+ * sums meet in shared memory and one thread adds them, slice 0 first, and
+ * the bias last: a fixed order, so the output is bitwise deterministic,
+ * with no atomics and no workspace.  Every output of the phase tile is
+ * written exactly once, bias (or 0) where no tap reaches it.
+ *
+ * Thread mapping: NCDHW, positions fastest (consecutive lanes read x at
+ * consecutive W inputs of one row; the weights, the same for the warp, are
+ * one broadcast 16-byte load a tap); NDHWC, slices fastest (consecutive
+ * lanes read consecutive channels of one input position).  The weights of a
+ * chunk of input channels for the phase's taps are staged in shared memory
+ * [tap][channel][4] (packed at planning with ocb 4: a tap's channels are one
+ * float4).  x is read through the read-only cache (each input is read by
+ * the phase's taps of neighbouring outputs, which L1 serves).
+ * Body: kernel.cuh; launch: launch.cu; planning: plan.cu. */
+#ifndef CONVT3D_CUDA_FEWOUT_PARAMS_H
+#define CONVT3D_CUDA_FEWOUT_PARAMS_H
+
+#include "../common/types.h"
+
+namespace ct3d {
+
+constexpr int kFewThreads = 256;
+constexpr int kFewR = 4;           /* positions a thread */
+constexpr int kFewMaxCog = 4;      /* output channels a group (one float4 of weights) */
+constexpr int kFewMaxPhases = 64;  /* sd * sh * sw: the tile table below */
+constexpr int kFewMaxTaps = 8;     /* taps of one dim's phase: 8 bits of a mask */
+constexpr int kFewSmemMax = 48 * 1024; /* no opt-in needed */
+
+/* One dim's phase r: its taps (k0 + t * kstep, reading input q - m0 - t * dm)
+ * and outputs (q in [qlo, qlo + qcount)), with the divisor of qcount. */
+struct few_dim_phase {
+    phase_entry e;
+    fdiv dv_q;
+};
+
+struct few_params {
+    const float *x;
+    const float *w; /* packed [g][ic][kd][kh][kw][4] (ocb 4, nocb 1) */
+    const float *bias;
+    float *y;
+    long long xs[5], ys[5];
+    int xstep[3]; /* x elements between consecutive taps of a phase: dm * xs, per dim */
+    int n, cig, cog;
+    int in[3], k[3], s[3], p[3], dm[3], kstep[3];
+    few_dim_phase ph[3][kMaxPhaseStride];
+    /* phase (rd, rh, rw) = index (rd * s[1] + rh) * s[2] + rw has the blocks
+     * [tile0[index], tile0[index + 1]) of the grid's x */
+    int nphases;
+    int tile0[kFewMaxPhases + 1];
+    int ks, lks, ps, lps; /* reduction slices, position slots (powers of two), their log2 */
+    int chan_fast;    /* NDHWC: slices are the fastest thread index */
+    int ck;           /* input channels a staged weight chunk (a multiple of ks) */
+    int tmax;         /* the most taps of a phase: the staged chunk's pitch is ck */
+};
+
+} // namespace ct3d
+
+#endif

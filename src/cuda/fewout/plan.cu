@@ -1,0 +1,289 @@
+/* Planning of the few-output-channel kernel (params.h, plan.h): where it
+ * applies, its reduction slices, weight chunk and phase tables.  Host code
+ * only (no CUDA API), done once at plan creation. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../phase/plan.h"
+#include "plan.h"
+
+namespace ct3d {
+
+namespace {
+
+constexpr long long kGridY = 65535;
+/* (input channel, tap) pairs of weights one chunk stages (float4 each) */
+constexpr int kFewChunkPairs = kFewSmemMax / 16;
+
+int pow2_at_least(long long v, int cap)
+{
+    int p = 1;
+    while (p < v && p < cap)
+        p *= 2;
+    return p;
+}
+
+int log2_of(int v)
+{
+    int l = 0;
+    while ((1 << l) < v)
+        l++;
+    return l;
+}
+
+/* Whether every x offset the body forms fits an int: a thread's offsets
+ * of tap 0 (inputs below 0 or past the end included, for taps that do not
+ * reach them) and those minus a tap's shift.  Int offsets keep 4 a thread
+ * in 4 registers. */
+bool x_offsets_fit_int(const convt3d_shape *s)
+{
+    long long most = (s->n - 1) * s->x_stride[0] + (s->cin - 1) * s->x_stride[1];
+    for (int d = 0; d < 3; d++) {
+        long long reach = 0;
+        for (long long r = 0; r < s->s[d]; r++) {
+            const convt3d_phase c = convt3d_phase_of(s, d, r);
+            if (c.qcount == 0)
+                continue;
+            const long long lo = c.qlo - c.m0 - (c.taps > 0 ? (c.taps - 1) * c.dm : 0),
+                            hi = c.qlo + c.qcount - 1 - c.m0;
+            const long long m = (lo < 0 ? -lo : lo) > (hi < 0 ? -hi : hi) ? (lo < 0 ? -lo : lo)
+                                                                           : (hi < 0 ? -hi : hi);
+            reach = m > reach ? m : reach;
+        }
+        most += reach * s->x_stride[2 + d] * 2; /* the offset and a tap's shift */
+    }
+    return most < (1LL << 31);
+}
+
+/* The problems the kernel takes before any tiling: channels, int sizes,
+ * strides and taps within its tables, groups within the grid. */
+bool fewout_shape_ok(const convt3d_shape *s, char *why, size_t why_size)
+{
+    if (s->cog > kFewMaxCog) {
+        snprintf(why, why_size, "C_out/G=%lld above %d", (long long)s->cog, kFewMaxCog);
+        return false;
+    }
+    if (!int_indexable(s, why, why_size))
+        return false;
+    if (s->groups > kGridY) {
+        snprintf(why, why_size, "%lld groups, above the grid's %lld", (long long)s->groups,
+                 kGridY);
+        return false;
+    }
+    for (int d = 0; d < 3; d++)
+        if (s->s[d] > kMaxPhaseStride) {
+            snprintf(why, why_size, "stride[%d]=%lld above %d", d, (long long)s->s[d],
+                     kMaxPhaseStride);
+            return false;
+        }
+    if (s->s[0] * s->s[1] * s->s[2] > kFewMaxPhases) {
+        snprintf(why, why_size, "more than %d stride phases", kFewMaxPhases);
+        return false;
+    }
+    if (!x_offsets_fit_int(s)) {
+        snprintf(why, why_size, "x offsets (%lld elements) too large for int",
+                 (long long)s->x_elems);
+        return false;
+    }
+    /* positions of a phase, and a tile past them, are int */
+    if (s->n * s->out_spatial >= (1LL << 31) - kFewThreads * kFewR) {
+        snprintf(why, why_size, "%lld output positions, too many for int indexing",
+                 (long long)(s->n * s->out_spatial));
+        return false;
+    }
+    return true;
+}
+
+/* Dim d's phase table; false if a phase has more taps than a mask holds. */
+bool fill_dim(const convt3d_shape *s, int d, few_params *p, int *tmax)
+{
+    const convt3d_phase c0 = convt3d_phase_of(s, d, 0);
+    p->dm[d] = (int)c0.dm;
+    p->kstep[d] = (int)c0.tap_step;
+    p->xstep[d] = (int)(c0.dm * s->x_stride[2 + d]);
+    *tmax = 0;
+    for (long long r = 0; r < s->s[d]; r++) {
+        few_dim_phase &f = p->ph[d][r];
+        f.e = phase_entry_of(s, d, r);
+        if (f.e.taps > kFewMaxTaps)
+            return false;
+        f.dv_q = fdiv_make(f.e.qcount > 0 ? f.e.qcount : 1);
+        *tmax = f.e.taps > *tmax ? f.e.taps : *tmax;
+    }
+    return true;
+}
+
+} // namespace
+
+bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned grid[2],
+                 char *why, size_t why_size)
+{
+    if (!fewout_shape_ok(s, why, why_size))
+        return false;
+    few_params p;
+    memset(&p, 0, sizeof p);
+    p.n = (int)s->n;
+    p.cig = (int)s->cig;
+    p.cog = (int)s->cog;
+    for (int d = 0; d < 5; d++) {
+        p.xs[d] = s->x_stride[d];
+        p.ys[d] = s->y_stride[d];
+    }
+    int tmax = 1;
+    for (int d = 0; d < 3; d++) {
+        p.in[d] = (int)s->in[d];
+        p.k[d] = (int)s->k[d];
+        p.s[d] = (int)s->s[d];
+        p.p[d] = (int)s->p[d];
+        int t;
+        if (!fill_dim(s, d, &p, &t)) {
+            snprintf(why, why_size, "more than %d taps in a phase of dim %d", kFewMaxTaps, d);
+            return false;
+        }
+        tmax *= t;
+    }
+    p.tmax = tmax;
+
+    /* Slices: NCDHW, 32 or more position slots so that a warp's lanes lie
+     * along W (up to 8 slices); NDHWC, 8 to 32 slices, a warp's lanes along
+     * the channels (32 bytes of a position or more).  At least 4 input
+     * channels a slice where the channels allow: a thread's setup (its
+     * positions' offsets and masks) and the sum of the slices cost about
+     * what 2 channels' taps do. */
+    p.chan_fast = s->layout == CONVT3D_LAYOUT_NDHWC;
+    p.ks = pow2_at_least(ceil_div(s->cig, 4), p.chan_fast ? 32 : 8);
+    if (p.chan_fast && p.ks < 8)
+        p.ks = 8;
+    /* The weight chunk: as many slices' channels as fit in shared memory
+     * (fewer slices where not even one channel a slice does). */
+    long long per_slice = kFewChunkPairs / (tmax > 0 ? tmax : 1) / p.ks;
+    while (per_slice < 1 && p.ks > 1) {
+        p.ks /= 2;
+        per_slice = kFewChunkPairs / (tmax > 0 ? tmax : 1) / p.ks;
+    }
+    p.ps = kFewThreads / p.ks;
+    p.lks = log2_of(p.ks);
+    p.lps = log2_of(p.ps);
+    if (per_slice < 1) {
+        snprintf(why, why_size, "a phase's %d taps x %d slices of weights exceed %d bytes of "
+                 "shared memory", tmax, p.ks, kFewSmemMax);
+        return false;
+    }
+    const long long need = ceil_div(s->cig, p.ks);
+    p.ck = (int)(p.ks * (per_slice < need ? per_slice : need));
+
+    /* The grid: each phase's tiles, phases in table order. */
+    const int tile_pos = p.ps * kFewR;
+    p.nphases = (int)(s->s[0] * s->s[1] * s->s[2]);
+    long long tiles = 0;
+    for (int ph = 0; ph < p.nphases; ph++) {
+        const int rw = ph % p.s[2], rh = ph / p.s[2] % p.s[1], rd = ph / (p.s[2] * p.s[1]);
+        const long long count = s->n * (long long)p.ph[0][rd].e.qcount * p.ph[1][rh].e.qcount *
+                                p.ph[2][rw].e.qcount;
+        p.tile0[ph] = (int)tiles;
+        tiles += ceil_div(count, tile_pos);
+        if (tiles >= (1LL << 31)) {
+            snprintf(why, why_size, "more than 2^31 tiles");
+            return false;
+        }
+    }
+    for (int ph = p.nphases; ph <= kFewMaxPhases; ph++)
+        p.tile0[ph] = (int)tiles; /* the block's phase search stops at the end */
+    const size_t wbytes = (size_t)tmax * p.ck * 16,
+                 sbytes = (size_t)kFewThreads * kFewR * s->cog * sizeof(float);
+    *out = p;
+    *smem = wbytes > sbytes ? wbytes : sbytes;
+    grid[0] = (unsigned)tiles;
+    grid[1] = (unsigned)s->groups;
+    return true;
+}
+
+/* The walk's rule: at least 16 input channels a group and one or two
+ * output channels a group, or three unless the phase kernel takes the
+ * problem and the outputs (N x output volume) are more than 4 x the
+ * threads the GPU holds (num_sms x 2048); in both layouts, wherever the
+ * kernel applies.
+ *
+ * Why: the phase kernel gives a thread 4 or 8 output channels and sums each
+ * output's C_in/G x taps alone; with one or two channels a group 2 to 7 of
+ * its lanes are empty, and igemm's 32-wide channel tile is 97% empty for
+ * one channel (H200, round 9a: last_c128to1_32 0.160 ms on the phase
+ * kernel, 0.67-1.7 on igemm, cuDNN 0.064).  With three channels the phase
+ * kernel wastes a quarter of its lanes and keeps its sliding window along W
+ * (which this kernel does not have), so it keeps large volumes, where its
+ * few outputs a thread still fill the GPU (unet_3d:deconv1, 2 M outputs);
+ * below that its threads are too few.  Where the phase kernel does not take
+ * the problem, igemm would (a 32-wide channel tile 90% empty).  Below 16 input channels a K sum is
+ * short enough for one thread and the split would leave slices idle; four
+ * output channels fill the phase kernel's 4-channel variants. */
+bool fewout_preferred(const convt3d_shape *s, bool phase_takes, const device_limits &lim,
+                      char *why, size_t why_size)
+{
+    if (s->cog > 3 || s->cig < 16) {
+        snprintf(why, why_size, "automatically for C_out/G <= 3 and C_in/G >= 16 only "
+                 "(%lld, %lld)", (long long)s->cog, (long long)s->cig);
+        return false;
+    }
+    const long long outputs = s->n * s->out_spatial, most = 4LL * lim.num_sms * 2048;
+    if (s->cog == 3 && phase_takes && outputs > most) {
+        snprintf(why, why_size, "automatically for C_out/G = 3 only with at most %lld outputs "
+                 "a channel (%lld) where the phase kernel applies: it fills the GPU", most,
+                 outputs);
+        return false;
+    }
+    return true;
+}
+
+/* ---- the registry entry's host side ------------------------------------- */
+
+bool fewout_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
+                             const device_limits &lim, char *why, size_t why_size)
+{
+    (void)e;
+    (void)lim;
+    few_params p;
+    size_t smem;
+    unsigned grid[2];
+    return plan_fewout(s, &p, &smem, grid, why, why_size);
+}
+
+bool fewout_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
+                              const device_limits &lim, const cuda_overrides &ov, char *why,
+                              size_t why_size)
+{
+    (void)e;
+    /* the phase planner runs only where its answer matters */
+    const bool big3 = s->cog == 3 && s->n * s->out_spatial > 4LL * lim.num_sms * 2048;
+    return !fewout_preferred(s, big3 && phase_takes(s, lim, ov), lim, why, why_size);
+}
+
+bool fewout_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                       const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                       size_t why_size)
+{
+    (void)e;
+    (void)lim;
+    (void)ov;
+    (void)mode;
+    fewout_plan *fp = family_params<fewout_plan>(*k);
+    memset(fp, 0, sizeof *fp);
+    if (!plan_fewout(s, &fp->p, &k->smem_bytes, fp->grid, why, why_size))
+        return false;
+    /* a tap's C_out/G <= 4 weights are one float4: ocb 4, one block */
+    k->ocb = 4;
+    k->nocb = 1;
+    k->threads = kFewThreads;
+    k->blocks = (long long)fp->grid[0] * fp->grid[1];
+    return true;
+}
+
+void fewout_entry_describe(const cuda_plan &k, char *buf, size_t size)
+{
+    const few_params &p = family_params<fewout_plan>(k)->p;
+    snprintf(buf, size, "%s: %s, %d slices x %d slots x %d positions, chunks of %d input "
+             "channels, %d phases, %lld blocks, %zu B shared", k.impl->name,
+             p.chan_fast ? "slices fastest (NDHWC)" : "positions fastest (NCDHW)", p.ks, p.ps,
+             kFewR, p.ck, p.nphases, k.blocks, k.smem_bytes);
+}
+
+} // namespace ct3d
