@@ -148,6 +148,17 @@ cpu_tiling cpu_tiling_ndhwc_rows(const convt3d_shape *s, int64_t lanes, int maxv
     return t;
 }
 
+cpu_tiling cpu_tiling_ndhwc_icl(const convt3d_shape *s, const int *pos_max)
+{
+    const int64_t jmax = cpu_phase_len(s->out[2], s->s[2], 0);
+    cpu_tiling t;
+    t.tile_b = (int)s->cog;
+    t.tile_a = (int)cpu_min64(pos_max[s->cog - 1], jmax);
+    t.chunk = t.tile_a;
+    t.w_block = 0;
+    return t;
+}
+
 /* A vector's span depends on where it starts in its group, first mod cog,
  * which repeats after at most cog vectors; a shorter last vector reads no
  * more than the whole one starting where it does. */

@@ -56,6 +56,10 @@ CONVT3D_INTERNAL cpu_tiling cpu_tiling_ndhwc(const convt3d_shape *s, const cpu_t
 CONVT3D_INTERNAL cpu_tiling cpu_tiling_ndhwc_rows(const convt3d_shape *s, int64_t lanes,
                                                   int maxv, const int *pos_max);
 
+/* The NDHWC tile with the input channels in its lanes (cpu/iclanes.h):
+ * all C_out/G channels of a group, then positions up to pos_max[C_out/G - 1]. */
+CONVT3D_INTERNAL cpu_tiling cpu_tiling_ndhwc_icl(const convt3d_shape *s, const int *pos_max);
+
 /* The most input channels that one vector of lanes output channels, laid
  * across C_out, reads (its groups' C_in/G each): the grouped-lanes tile
  * loads them as one vector, so it needs this to be at most lanes. */
