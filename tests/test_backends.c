@@ -471,7 +471,8 @@ static int runs_oc_lanes(const target *t, const char *desc)
 /* The plan picks the output-channel tiles for the stride-1 bench shape and
  * the W-lane tiles where channel lanes would mostly idle (4 channels);
  * CONVT3D_CPU_LANES forces either where the tiles apply, and W stride 3 or
- * W dilation 2 never gets them. */
+ * W dilation 2 never gets them.  With few output channels and many input
+ * channels the input-channel-lane tile comes first where its rule says. */
 static void cpu_lanes_choice(void)
 {
     const target *cpu = &targets[T_CPU], *oc = &targets[T_CPU_OC_LANES];
@@ -494,6 +495,15 @@ static void cpu_lanes_choice(void)
     CU_ASSERT(runs_oc_lanes(oc, few));
     CU_ASSERT(!runs_oc_lanes(oc, stride3));
     CU_ASSERT(!runs_oc_lanes(oc, dilated));
+    /* two output channels, 64 input channels, W phases of 8: the input
+     * channels go in the lanes; a 1x1x1 kernel (too little work for each
+     * transposed input) stays on the W-lane tile */
+    const char *fewout = "mb1 ic64 oc2 g1 in3x4x8 k3x3x5 s1x3x2 p1x0x2 op0x0x0";
+    const char *pointwise = "mb1 ic64 oc2 g1 in3x4x8 k1x1x1 s1x1x1 p0x0x0 op0x0x0";
+    CU_ASSERT_FATAL(plan_kernel_on(cpu, fewout, name, sizeof name));
+    CU_ASSERT(strstr(name, "_iclanes_ncdhw__") != NULL);
+    CU_ASSERT_FATAL(plan_kernel_on(cpu, pointwise, name, sizeof name));
+    CU_ASSERT(strstr(name, "_gather_ncdhw__") != NULL);
 }
 
 /* NDHWC problems whose groups leave vectors idle run on the kernels that

@@ -94,10 +94,11 @@ typedef struct cpu_isa {
      * (C_out/G below group_lanes, cpu/registry.c has its rule). */
     cpu_kernel ndhwc_dw, ndhwc_gl;
     int64_t group_lanes;       /* lanes of one vector of those kernels */
-    /* The NDHWC tile with the input channels in its lanes (cpu/iclanes.h,
-     * C_out/G <= CPU_ICL_MAXO), and how many input channels its reduction
-     * runs side by side (the registry's rule). */
-    cpu_kernel ndhwc_icl;
+    /* The tiles with the input channels in their lanes (cpu/iclanes.h,
+     * C_out/G <= CPU_ICL_MAXO; NCDHW through transposed input rows), and
+     * how many input channels their reduction runs side by side (the
+     * registry's rule). */
+    cpu_kernel ndhwc_icl, ncdhw_icl;
     int64_t ic_lanes;
     /* Whether an output-channel tile is built for the shape's W taps and
      * stride (pure), or NULL where the ISA has none. */

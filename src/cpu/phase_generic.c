@@ -140,6 +140,9 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
 static float icl_output(const cpu_plan *pl, const cpu_row_job *job, int64_t c, int64_t j,
                         int64_t oc)
 {
+    /* NDHWC: a position's channels are contiguous; NCDHW: a plane apart */
+    const int64_t xw = pl->s.layout == CONVT3D_LAYOUT_NDHWC ? pl->s.x_stride[4] : 1;
+    const int64_t xc = pl->s.layout == CONVT3D_LAYOUT_NDHWC ? 1 : job->x_plane;
     const convt3d_shape *s = &pl->s;
     const cpu_dim_phases *pw = &pl->ph[2];
     const int64_t cig = s->cig, cigp = pl->cigp, tap_w = s->cog * cigp;
@@ -149,15 +152,15 @@ static float icl_output(const cpu_plan *pl, const cpu_row_job *job, int64_t c, i
             const int64_t iw = j + pw->taps[t].delta;
             if (iw < 0 || iw >= s->in[2])
                 continue;
-            const float *xp = job->x + job->rt[r].x_off + iw * s->x_stride[4];
+            const float *xp = job->x + job->rt[r].x_off + iw * xw;
             const float *wp =
                 job->w + (job->rt[r].w_tap + pw->taps[t].k) * tap_w + oc * cigp;
             int64_t ic = 0;
             for (; ic + GEN_ICL <= cig; ic += GEN_ICL)
                 for (int l = 0; l < GEN_ICL; l++)
-                    part[l] += xp[ic + l] * wp[ic + l];
+                    part[l] += xp[(ic + l) * xc] * wp[ic + l];
             for (int l = 0; ic + l < cig; l++)
-                part[l] += xp[ic + l] * wp[ic + l];
+                part[l] += xp[(ic + l) * xc] * wp[ic + l];
         }
     float half[GEN_ICL / 2];
     for (int l = 0; l < GEN_ICL / 2; l++)
@@ -166,16 +169,27 @@ static float icl_output(const cpu_plan *pl, const cpu_row_job *job, int64_t c, i
     return job->bias ? sum + job->bias[oc] : sum;
 }
 
-static void row_ndhwc_icl(const cpu_plan *pl, const cpu_row_job *job)
+/* Both layouts: y's positions ypos apart, its channels ych apart. */
+static void row_icl(const cpu_plan *pl, const cpu_row_job *job, int64_t ypos, int64_t ych)
 {
     const convt3d_shape *s = &pl->s;
-    const int64_t sw = s->s[2], outw = s->out[2], ys4 = s->y_stride[4];
+    const int64_t sw = s->s[2], outw = s->out[2];
     for (int64_t c = 0; c < pl->ph[2].nphase; c++) {
         const int64_t jend = cpu_min64(cpu_phase_len(outw, sw, c), job->j1);
         for (int64_t j = job->j0; j < jend; j++)
             for (int64_t oc = 0; oc < s->cog; oc++)
-                job->y[(j * sw + c) * ys4 + oc] = icl_output(pl, job, c, j, oc);
+                job->y[(j * sw + c) * ypos + oc * ych] = icl_output(pl, job, c, j, oc);
     }
+}
+
+static void row_ndhwc_icl(const cpu_plan *pl, const cpu_row_job *job)
+{
+    row_icl(pl, job, pl->s.y_stride[4], 1);
+}
+
+static void row_ncdhw_icl(const cpu_plan *pl, const cpu_row_job *job)
+{
+    row_icl(pl, job, 1, pl->s.y_stride[1]);
 }
 
 static void plan_ncdhw(cpu_plan *pl)
@@ -206,5 +220,6 @@ const cpu_isa convt3d_cpu_isa_generic = {
     .ndhwc_gl = {cpu_row_ndhwc_gl_generic, cpu_plan_ndhwc_rows_generic, 0, 1},
     .group_lanes = CPU_GENERIC_GROUP_LANES,
     .ndhwc_icl = {row_ndhwc_icl, plan_ndhwc_icl, 0, 0},
+    .ncdhw_icl = {row_ncdhw_icl, plan_ndhwc_icl, 0, 0},
     .ic_lanes = GEN_ICL,
 };

@@ -852,6 +852,7 @@ const cpu_isa CPU_ISA_SYMBOL = {
     .ndhwc_gl = {row_ndhwc_gl, plan_ndhwc_gl, 0, 1},
     .group_lanes = VL,
     .ndhwc_icl = {row_ndhwc_icl, plan_ndhwc_icl, 0, 0},
+    .ncdhw_icl = {row_ncdhw_icl, plan_ncdhw_icl, 0, 0},
     .ic_lanes = VL,
     .ncdhw_oc_built = ncdhw_oc_built,
     .finish = v_fence,
