@@ -148,6 +148,15 @@ static int pack_plan_weights(cpu_plan *pl, const float *weight)
         pl->w_group = 0; /* one row of weights serves every group */
         return 1;
     }
+    if (pl->cigp) {
+        const int64_t n = cpu_ic_rows_weight_floats(&pl->s, pl->cigp);
+        pl->w = n < 0 ? NULL : alloc64((size_t)n * sizeof(float));
+        if (!pl->w)
+            return 0;
+        cpu_pack_weights_cio_to_ic_rows(&pl->s, weight, pl->cigp, pl->w);
+        pl->w_group = n / pl->s.groups;
+        return 1;
+    }
     cpu_weight_layout l;
     if (!cpu_weight_layout_make(&pl->s, pl->w_block ? pl->w_block : pl->cogp, pl->ncdhw_oc, &l))
         return 0;
@@ -191,8 +200,9 @@ static int plan_common(cpu_plan *pl, const convt3d_shape *shape, const cpu_impl 
     pl->stream = want_streaming(shape);
     /* Kernels over whole rows read a position's channels of every group, up
      * to a vector past the last one (through lane masks, but the zeros stand
-     * for a whole position). */
-    pl->zeros = calloc((size_t)(pl->kernel->all_groups ? shape->cin + 64 : shape->cig),
+     * for a whole position); the input-channel-lane tiles read whole vectors
+     * of a group's channels, up to cigp. */
+    pl->zeros = calloc((size_t)(pl->kernel->all_groups ? shape->cin : shape->cig) + 64,
                        sizeof(float));
     if (shape->has_bias)
         pl->bias = calloc((size_t)(shape->groups * pl->cogp), sizeof(float));

@@ -129,6 +129,13 @@ static const named_problem edge_cases[] = {
     {"C_out/G = 1, C_in/G = 3", "mb1 ic15 oc5 g5 in3x3x7 k3x3x3 s1x1x1 p1x1x1 op0x0x0"},
     {"C_out/G = 2, W dilation 2, stride 1", "mb1 ic8 oc8 g4 in3x4x15 k3x3x3 s1x1x1 p2x2x2 op0x0x0 l2x2x2"},
     {"C_out/G = 8, C_in/G = 8, W stride 3", "mb1 ic32 oc32 g4 in2x3x11 k3x3x5 s2x2x3 p1x1x2 op1x1x2"},
+    /* NDHWC: the input channels in the lanes (few output channels a group) */
+    {"C_out/G = 1, C_in/G = 37 (a partial input-channel vector)",
+     "mb2 ic37 oc1 g1 in3x4x13 k3x3x3 s2x2x2 p1x1x1 op1x1x1"},
+    {"C_out/G = 3, C_in/G = 16, groups 2, W stride 3",
+     "mb1 ic32 oc6 g2 in3x3x11 k2x3x4 s1x2x3 p0x1x1 op0x1x2"},
+    {"C_out/G = 4, C_in/G = 24, dilation 2", "mb1 ic24 oc4 g1 in3x4x9 k3x2x3 s1x2x1 p2x1x2 op0x1x0 l2x1x2"},
+    {"C_out/G = 2, C_in/G = 8, W = 1", "mb1 ic8 oc2 g1 in2x3x1 k2x2x3 s2x1x2 p0x0x1 op1x0x1"},
 };
 
 /* DESIGN.md section 5, batch 1 and fewer rows so the reference stays quick;
@@ -464,7 +471,8 @@ static int runs_oc_lanes(const target *t, const char *desc)
 /* The plan picks the output-channel tiles for the stride-1 bench shape and
  * the W-lane tiles where channel lanes would mostly idle (4 channels);
  * CONVT3D_CPU_LANES forces either where the tiles apply, and W stride 3 or
- * W dilation 2 never gets them. */
+ * W dilation 2 never gets them.  With few output channels and many input
+ * channels the input-channel-lane tile comes first where its rule says. */
 static void cpu_lanes_choice(void)
 {
     const target *cpu = &targets[T_CPU], *oc = &targets[T_CPU_OC_LANES];
@@ -487,11 +495,21 @@ static void cpu_lanes_choice(void)
     CU_ASSERT(runs_oc_lanes(oc, few));
     CU_ASSERT(!runs_oc_lanes(oc, stride3));
     CU_ASSERT(!runs_oc_lanes(oc, dilated));
+    /* two output channels, 64 input channels, W phases of 8: the input
+     * channels go in the lanes; a 1x1x1 kernel (too little work for each
+     * transposed input) stays on the W-lane tile */
+    const char *fewout = "mb1 ic64 oc2 g1 in3x4x8 k3x3x5 s1x3x2 p1x0x2 op0x0x0";
+    const char *pointwise = "mb1 ic64 oc2 g1 in3x4x8 k1x1x1 s1x1x1 p0x0x0 op0x0x0";
+    CU_ASSERT_FATAL(plan_kernel_on(cpu, fewout, name, sizeof name));
+    CU_ASSERT(strstr(name, "_iclanes_ncdhw__") != NULL);
+    CU_ASSERT_FATAL(plan_kernel_on(cpu, pointwise, name, sizeof name));
+    CU_ASSERT(strstr(name, "_gather_ncdhw__") != NULL);
 }
 
 /* NDHWC problems whose groups leave vectors idle run on the kernels that
- * lay the lanes across groups; the rest stay on the tile of one group at a
- * time. */
+ * lay the lanes across groups, or, with few output channels and a vector
+ * of input channels or more a group, on the tile with the input channels
+ * in its lanes; the rest stay on the tile of one group at a time. */
 static void cpu_ndhwc_choice(void)
 {
     const target *cpu = &targets[T_CPU];
@@ -501,7 +519,10 @@ static void cpu_ndhwc_choice(void)
         {"mb1 ic64 oc64 g64 in4x8x32 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_depthwise_ndhwc__"},
         {"mb1 ic24 oc24 g12 in3x3x19 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_grouplanes_ndhwc__"},
         {"mb1 ic32 oc64 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_gather_ndhwc__"},
-        {"mb1 ic128 oc4 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_gather_ndhwc__"},
+        {"mb1 ic128 oc10 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_gather_ndhwc__"},
+        {"mb1 ic128 oc4 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_iclanes_ndhwc__"},
+        {"mb1 ic256 oc1 g1 in3x4x20 k4x4x4 s2x2x2 p1x1x1 op0x0x0", "_iclanes_ndhwc__"},
+        {"mb1 ic4 oc2 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_grouplanes_ndhwc__"},
     };
     for (int i = 0; i < COUNT(cases); i++) {
         convt3d_problem p = parse_problem(cases[i].desc);
@@ -548,6 +569,8 @@ static void cpu_thread_count_invariance(void)
         "mb1 ic20 oc20 g20 in3x4x37 k3x3x3 s2x2x2 p1x1x1 op1x1x1", /* NDHWC depthwise */
         "mb1 ic24 oc24 g12 in3x3x41 k3x3x3 s2x2x2 p1x1x1 op1x1x1", /* NDHWC grouped lanes */
         "mb1 ic5 oc5 g5 in1x1x600 k3x3x3 s1x1x1 p1x1x1 op0x0x0",   /* the same, W segments */
+        "mb1 ic40 oc2 g1 in2x3x45 k3x3x3 s2x2x2 p1x1x1 op1x1x1",   /* NDHWC input-channel lanes */
+        "mb1 ic19 oc1 g1 in1x1x500 k3x3x3 s1x1x1 p1x1x1 op0x0x0",  /* the same, W segments */
     };
     const int saved = omp_get_max_threads();
     const int counts[] = {1, 2, 3, 5, 8, 17, 64};

@@ -94,6 +94,12 @@ typedef struct cpu_isa {
      * (C_out/G below group_lanes, cpu/registry.c has its rule). */
     cpu_kernel ndhwc_dw, ndhwc_gl;
     int64_t group_lanes;       /* lanes of one vector of those kernels */
+    /* The tiles with the input channels in their lanes (cpu/iclanes.h,
+     * C_out/G <= CPU_ICL_MAXO; NCDHW through transposed input rows), and
+     * how many input channels their reduction runs side by side (the
+     * registry's rule). */
+    cpu_kernel ndhwc_icl, ncdhw_icl;
+    int64_t ic_lanes;
     /* Whether an output-channel tile is built for the shape's W taps and
      * stride (pure), or NULL where the ISA has none. */
     int (*ncdhw_oc_built)(const convt3d_shape *s);
@@ -101,6 +107,9 @@ typedef struct cpu_isa {
 } cpu_isa;
 
 typedef struct cpu_impl cpu_impl;
+
+/* Output channels a group that the input-channel-lane tiles are built for. */
+#define CPU_ICL_MAXO 4
 
 /* Immutable after creation: concurrent executes share it. */
 struct cpu_plan {
@@ -111,7 +120,8 @@ struct cpu_plan {
     cpu_row_fn row;            /* kernel->row, one load less per row */
     float *w;                  /* packed weights (w_block below), 64-byte aligned */
     float *bias;               /* [g][cogp], zero-padded; NULL without bias */
-    float *zeros;              /* cig zeros: where NDHWC kernels read outside x */
+    float *zeros;              /* cig + 64 zeros (C_in + 64 for all_groups kernels):
+                                  where NDHWC kernels read outside x */
     int64_t cogp;              /* output channels per group as stored */
     int64_t cout_pad;          /* all_groups kernels: C_out rounded up to whole vectors */
     cpu_dim_phases ph[3];
@@ -131,6 +141,10 @@ struct cpu_plan {
      * taps inside the input channels, [g][block][kd][kh][ic][kw][oc < w_block]. */
     int ncdhw_oc;
     int64_t w_group;           /* floats of packed weights per group */
+    /* When nonzero: the kernel reduces over input channels in its lanes, and
+     * the weights are stored [g][kd][kh][kw][oc < cog][ic < cigp], C_in/G
+     * padded with zeros to cigp (whole vectors). */
+    int64_t cigp;
     int stream;                /* y is large: kernels may write it with streaming stores */
     /* NCDHW input-row packing (0 slots: off): each needed input row (id, ih)
      * of a group is copied, all cig channels, into a per-thread slot of

@@ -109,6 +109,21 @@ static inline vi v_iadd(vi a, vi b) { return _mm256_add_epi32(a, b); }
 static inline vi v_iset1(int i) { return _mm256_set1_epi32(i); }
 static inline vf v_permute(vf x, vi idx) { return _mm256_permutevar8x32_ps(x, idx); }
 
+/* Input-channel-lane tiles (cpu/iclanes.h): P x O accumulators, O weight
+ * vectors and an x vector in flight within the 16 registers. */
+#define ICL_MAXO 4
+#define ICL_MAXP 12
+#define ICL_POS_MAX {12, 6, 3, 2}
+#define ICL_TILES(X) UPTO12(X, 1) UPTO6(X, 2) X(1, 3) X(2, 3) X(3, 3) X(1, 4) X(2, 4)
+/* Lanes 0-3 + 4-7, then 0-1 + 2-3, then 0 + 1. */
+static inline float v_hsum(vf v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
 #define CPU_ISA_SYMBOL convt3d_cpu_isa_avx2
 #define CPU_ISA_NAME "avx2"
 #include "phase_tile.h"

@@ -109,6 +109,22 @@ static inline vi v_iadd(vi a, vi b) { return _mm512_add_epi32(a, b); }
 static inline vi v_iset1(int i) { return _mm512_set1_epi32(i); }
 static inline vf v_permute(vf x, vi idx) { return _mm512_permutexvar_ps(idx, x); }
 
+/* Input-channel-lane tiles (cpu/iclanes.h): at most 24 accumulators. */
+#define ICL_MAXO 4
+#define ICL_MAXP 16
+#define ICL_POS_MAX {16, 12, 8, 6}
+#define ICL_TILES(X) UPTO16(X, 1) UPTO12(X, 2) UPTO8(X, 3) UPTO6(X, 4)
+/* Lanes 0-7 + 8-15, then as the AVX2 set: 0-3 + 4-7, 0-1 + 2-3, 0 + 1. */
+static inline float v_hsum(vf v)
+{
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
 #define CPU_ISA_SYMBOL convt3d_cpu_isa_avx512
 #define CPU_ISA_NAME "avx512"
 #include "phase_tile.h"

@@ -128,6 +128,70 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
     }
 }
 
+/* ---- NDHWC, input channels side by side (cpu/iclanes.h's tile) ---------- */
+
+/* Partial sums a position keeps, one for each input channel mod GEN_ICL: the
+ * same order of summation as the vector tiles of that many lanes, and loops
+ * the compiler can vectorise. */
+#define GEN_ICL 8
+
+/* Output channel oc at output position j of W phase c: bias + the lanes of
+ * part summed pairwise (0-3 + 4-7, 0-1 + 2-3, 0 + 1, as v_hsum). */
+static float icl_output(const cpu_plan *pl, const cpu_row_job *job, int64_t c, int64_t j,
+                        int64_t oc)
+{
+    /* NDHWC: a position's channels are contiguous; NCDHW: a plane apart */
+    const int64_t xw = pl->s.layout == CONVT3D_LAYOUT_NDHWC ? pl->s.x_stride[4] : 1;
+    const int64_t xc = pl->s.layout == CONVT3D_LAYOUT_NDHWC ? 1 : job->x_plane;
+    const convt3d_shape *s = &pl->s;
+    const cpu_dim_phases *pw = &pl->ph[2];
+    const int64_t cig = s->cig, cigp = pl->cigp, tap_w = s->cog * cigp;
+    float part[GEN_ICL] = {0};
+    for (int64_t r = 0; r < job->nrt; r++)
+        for (int64_t t = pw->start[c]; t < pw->start[c + 1]; t++) {
+            const int64_t iw = j + pw->taps[t].delta;
+            if (iw < 0 || iw >= s->in[2])
+                continue;
+            const float *xp = job->x + job->rt[r].x_off + iw * xw;
+            const float *wp =
+                job->w + (job->rt[r].w_tap + pw->taps[t].k) * tap_w + oc * cigp;
+            int64_t ic = 0;
+            for (; ic + GEN_ICL <= cig; ic += GEN_ICL)
+                for (int l = 0; l < GEN_ICL; l++)
+                    part[l] += xp[(ic + l) * xc] * wp[ic + l];
+            for (int l = 0; ic + l < cig; l++)
+                part[l] += xp[(ic + l) * xc] * wp[ic + l];
+        }
+    float half[GEN_ICL / 2];
+    for (int l = 0; l < GEN_ICL / 2; l++)
+        half[l] = part[l] + part[l + GEN_ICL / 2];
+    const float sum = (half[0] + half[2]) + (half[1] + half[3]);
+    return job->bias ? sum + job->bias[oc] : sum;
+}
+
+/* Both layouts: y's positions ypos apart, its channels ych apart. */
+static void row_icl(const cpu_plan *pl, const cpu_row_job *job, int64_t ypos, int64_t ych)
+{
+    const convt3d_shape *s = &pl->s;
+    const int64_t sw = s->s[2], outw = s->out[2];
+    for (int64_t c = 0; c < pl->ph[2].nphase; c++) {
+        const int64_t jend = cpu_min64(cpu_phase_len(outw, sw, c), job->j1);
+        for (int64_t j = job->j0; j < jend; j++)
+            for (int64_t oc = 0; oc < s->cog; oc++)
+                job->y[(j * sw + c) * ypos + oc * ych] = icl_output(pl, job, c, j, oc);
+    }
+}
+
+static void row_ndhwc_icl(const cpu_plan *pl, const cpu_row_job *job)
+{
+    row_icl(pl, job, pl->s.y_stride[4], 1);
+}
+
+static void row_ncdhw_icl(const cpu_plan *pl, const cpu_row_job *job)
+{
+    row_icl(pl, job, 1, pl->s.y_stride[1]);
+}
+
 static void plan_ncdhw(cpu_plan *pl)
 {
     cpu_plan_set_tiling(pl, (cpu_tiling){GEN_CHUNK, GEN_OCB, GEN_CHUNK, 0});
@@ -140,6 +204,13 @@ static void plan_ndhwc(cpu_plan *pl)
     pl->scratch_bytes = GEN_POS * GEN_OCV * sizeof(float);
 }
 
+static void plan_ndhwc_icl(cpu_plan *pl)
+{
+    cpu_plan_set_tiling(pl, (cpu_tiling){GEN_POS, (int)pl->s.cog, GEN_POS, 0});
+    pl->cigp = (pl->s.cig + GEN_ICL - 1) / GEN_ICL * GEN_ICL;
+    pl->scratch_bytes = 0;
+}
+
 const cpu_isa convt3d_cpu_isa_generic = {
     .name = "generic",
     .vector_lanes = 1,
@@ -148,4 +219,7 @@ const cpu_isa convt3d_cpu_isa_generic = {
     .ndhwc_dw = {cpu_row_ndhwc_dw_generic, cpu_plan_ndhwc_rows_generic, 0, 1},
     .ndhwc_gl = {cpu_row_ndhwc_gl_generic, cpu_plan_ndhwc_rows_generic, 0, 1},
     .group_lanes = CPU_GENERIC_GROUP_LANES,
+    .ndhwc_icl = {row_ndhwc_icl, plan_ndhwc_icl, 0, 0},
+    .ncdhw_icl = {row_ncdhw_icl, plan_ndhwc_icl, 0, 0},
+    .ic_lanes = GEN_ICL,
 };

@@ -812,6 +812,7 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
 }
 
 #include "ndhwc_rows.h"
+#include "iclanes.h"
 
 /* ---- planning ----------------------------------------------------------- */
 
@@ -850,6 +851,9 @@ const cpu_isa CPU_ISA_SYMBOL = {
     .ndhwc_dw = {row_ndhwc_dw, plan_ndhwc_dw, 0, 1},
     .ndhwc_gl = {row_ndhwc_gl, plan_ndhwc_gl, 0, 1},
     .group_lanes = VL,
+    .ndhwc_icl = {row_ndhwc_icl, plan_ndhwc_icl, 0, 0},
+    .ncdhw_icl = {row_ncdhw_icl, plan_ncdhw_icl, 0, 0},
+    .ic_lanes = VL,
     .ncdhw_oc_built = ncdhw_oc_built,
     .finish = v_fence,
 };

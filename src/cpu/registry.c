@@ -1,9 +1,12 @@
 /* The CPU implementations (registry.h): each instruction set built into
- * this library, best first, and within it the NCDHW output-channel tile
- * before the W-lane tile (which always applies to NCDHW), then for NDHWC
- * the depthwise tile and the grouped-lanes tile (which fill the vectors
- * across groups) before the tile of one group at a time (which always
- * applies to NDHWC). */
+ * this library, best first, and within it for NCDHW the input-channel-lane
+ * tile (few output channels a group, many input channels) and the
+ * output-channel tile before the W-lane tile (which always applies to
+ * NCDHW), then for NDHWC
+ * the depthwise tile, the input-channel-lane tile (few output channels a
+ * group, many input channels: the reduction fills the vectors) and the
+ * grouped-lanes tile (which fills the vectors across groups) before the
+ * tile of one group at a time (which always applies to NDHWC). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,14 +14,16 @@
 #include "registry.h"
 
 /* the kinds, defined below the table */
-static const cpu_family ncdhw_oc, ncdhw, ndhwc_dw, ndhwc_gl, ndhwc;
+static const cpu_family ncdhw_icl, ncdhw_oc, ncdhw, ndhwc_dw, ndhwc_icl, ndhwc_gl, ndhwc;
 
 #define CPU_NDHWC_IMPLS(isa, sym)                                                              \
     {"cpu/f32_phase_depthwise_ndhwc__" isa, &sym, &ndhwc_dw},                                  \
+        {"cpu/f32_phase_iclanes_ndhwc__" isa, &sym, &ndhwc_icl},                               \
         {"cpu/f32_phase_grouplanes_ndhwc__" isa, &sym, &ndhwc_gl},                             \
         {"cpu/f32_phase_gather_ndhwc__" isa, &sym, &ndhwc},
 #define CPU_IMPLS(isa, sym)                                                                    \
-    {"cpu/f32_phase_gather_ncdhw_oc__" isa, &sym, &ncdhw_oc},                                  \
+    {"cpu/f32_phase_iclanes_ncdhw__" isa, &sym, &ncdhw_icl},                                   \
+        {"cpu/f32_phase_gather_ncdhw_oc__" isa, &sym, &ncdhw_oc},                              \
         {"cpu/f32_phase_gather_ncdhw__" isa, &sym, &ncdhw}, CPU_NDHWC_IMPLS(isa, sym)
 
 static const cpu_impl impls[] = {
@@ -28,6 +33,7 @@ static const cpu_impl impls[] = {
 #if CONVT3D_HAVE_CPU_AVX2
     CPU_IMPLS("avx2", convt3d_cpu_isa_avx2)
 #endif
+    {"cpu/f32_phase_iclanes_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw_icl},
     {"cpu/f32_phase_gather_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw},
     CPU_NDHWC_IMPLS("generic", convt3d_cpu_isa_generic)
 };
@@ -98,6 +104,40 @@ static const cpu_kernel *ncdhw_kernel(const cpu_isa *isa) { return &isa->ncdhw; 
 static const cpu_kernel *ndhwc_kernel(const cpu_isa *isa) { return &isa->ndhwc; }
 static const cpu_kernel *ndhwc_dw_kernel(const cpu_isa *isa) { return &isa->ndhwc_dw; }
 static const cpu_kernel *ndhwc_gl_kernel(const cpu_isa *isa) { return &isa->ndhwc_gl; }
+static const cpu_kernel *ndhwc_icl_kernel(const cpu_isa *isa) { return &isa->ndhwc_icl; }
+static const cpu_kernel *ncdhw_icl_kernel(const cpu_isa *isa) { return &isa->ncdhw_icl; }
+
+/* Tiles are built for every C_out/G up to CPU_ICL_MAXO (all of a group's
+ * channels in one tile). */
+static int ndhwc_icl_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
+                                size_t why_size)
+{
+    (void)im;
+    if (s->cog > CPU_ICL_MAXO) {
+        snprintf(why, why_size, "C_out/G=%lld (tiles are built for 1-%d)", (long long)s->cog,
+                 CPU_ICL_MAXO);
+        return 0;
+    }
+    return 1;
+}
+
+/* Taken when C_in/G fills at least one vector of the reduction: then at
+ * least half of its lanes work (C_in/G = ic_lanes + 1 is the worst, just
+ * over half), while the tile of one group uses C_out/G of its lanes -- at
+ * most 4 of 8 (AVX2) or 16 (AVX-512) -- and pays a broadcast an FMA, and the
+ * grouped-lanes tile cannot hold the input span of more than one such group
+ * in a vector.  Below a vector of input channels the channel-lane tiles
+ * stay (their lanes across groups can be full). */
+static int ndhwc_icl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
+                                 size_t why_size)
+{
+    if (s->cig < im->isa->ic_lanes) {
+        snprintf(why, why_size, "C_in/G=%lld fills less than one %lld-lane vector",
+                 (long long)s->cig, (long long)im->isa->ic_lanes);
+        return 1;
+    }
+    return 0;
+}
 
 static int ndhwc_dw_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
                                size_t why_size)
@@ -200,6 +240,46 @@ static const cpu_family ndhwc = {CONVT3D_LAYOUT_NDHWC, ndhwc_kernel, NULL, NULL,
                                  ndhwc_describe};
 static const cpu_family ndhwc_dw = {CONVT3D_LAYOUT_NDHWC, ndhwc_dw_kernel, ndhwc_dw_applicable,
                                     NULL, ndhwc_rows_describe};
+/* Per-thread bytes of the NCDHW input-channel-lane tile's transposed input
+ * rows above which the walk passes it over (it would not stay in L2). */
+#define ICL_CACHE_MAX_BYTES ((double)(2 << 20))
+
+/* The NDHWC rule; the transposed rows (cpu/iclanes.h: twice the kD x kH
+ * rows of an output row, each in_w x cigp floats) must fit; then the
+ * tiling policy's rule (cpu_icl_ncdhw_worthwhile).  The portable kernel
+ * reads its channels a plane apart: never taken by the walk. */
+static int ncdhw_icl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
+                                 size_t why_size)
+{
+    if (ndhwc_icl_passed_over(im, s, why, why_size))
+        return 1;
+    if (im->isa->vector_lanes == 1) {
+        snprintf(why, why_size, "the portable kernel reads NCDHW channels a plane apart");
+        return 1;
+    }
+    const double lanes = (double)im->isa->ic_lanes;
+    const double cigp = (double)((s->cig + im->isa->ic_lanes - 1) / im->isa->ic_lanes) * lanes;
+    const double bytes = 2.0 * (double)s->k[0] * (double)s->k[1] * (double)s->in[2] * cigp * 4;
+    if (bytes > ICL_CACHE_MAX_BYTES) {
+        snprintf(why, why_size, "its transposed input rows would take %.0f KiB a thread",
+                 bytes / 1024);
+        return 1;
+    }
+    return !cpu_icl_ncdhw_worthwhile(s, &im->isa->limits, why, why_size);
+}
+
+static int ndhwc_icl_describe(const cpu_plan *pl, char *out, size_t size)
+{
+    return snprintf(out, size, "tiles of %d positions x %d channels, input channels in %s",
+                    pl->tile_a, pl->tile_b, pl->isa->vector_lanes > 1 ? "the lanes" : "8 sums");
+}
+
+static const cpu_family ncdhw_icl = {CONVT3D_LAYOUT_NCDHW, ncdhw_icl_kernel,
+                                     ndhwc_icl_applicable, ncdhw_icl_passed_over,
+                                     ndhwc_icl_describe};
+static const cpu_family ndhwc_icl = {CONVT3D_LAYOUT_NDHWC, ndhwc_icl_kernel,
+                                     ndhwc_icl_applicable, ndhwc_icl_passed_over,
+                                     ndhwc_icl_describe};
 static const cpu_family ndhwc_gl = {CONVT3D_LAYOUT_NDHWC, ndhwc_gl_kernel, ndhwc_gl_applicable,
                                     NULL, ndhwc_rows_describe};
 

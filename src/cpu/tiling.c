@@ -148,6 +148,48 @@ cpu_tiling cpu_tiling_ndhwc_rows(const convt3d_shape *s, int64_t lanes, int maxv
     return t;
 }
 
+cpu_tiling cpu_tiling_ndhwc_icl(const convt3d_shape *s, const int *pos_max)
+{
+    const int64_t jmax = cpu_phase_len(s->out[2], s->s[2], 0);
+    cpu_tiling t;
+    t.tile_b = (int)s->cog;
+    t.tile_a = (int)cpu_min64(pos_max[s->cog - 1], jmax);
+    t.chunk = t.tile_a;
+    t.w_block = 0;
+    return t;
+}
+
+/* The NCDHW input-channel-lane tile transposes each input row it reads once
+ * per work item (an item is one output plane od, its rows share the copies),
+ * so an input element is copied about ceil(kD / sD) times and feeds
+ * C_out/G * kD * kH * kW multiply-adds.  Taken where the W-lane tile would
+ * keep at most 4 accumulators (C_out/G x its vectors along W: half of the 8
+ * that hide the FMA latency on two pipes) and each copied element feeds at
+ * least 8 multiply-adds (a vector's worth).  Measured (Zen 3, 1 thread,
+ * bench/NOTES.md round 10b): 2.4-2.8x faster with 2 accumulators and 30
+ * multiply-adds a copy, 1.2-1.4x with 1 and 9; no gain (within a noisy
+ * spread, more often slower) with 6 and 18, and 1.4x slower with 12 and 4
+ * (a 1x1x1 kernel). */
+int cpu_icl_ncdhw_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, char *why,
+                             size_t why_size)
+{
+    const cpu_tiling wl = cpu_tiling_ncdhw(s, lim);
+    const int64_t acc = s->cog * wl.tile_a;
+    if (acc > 4) {
+        snprintf(why, why_size, "the W-lane tile keeps %lld accumulators (C_out/G=%lld)",
+                 (long long)acc, (long long)s->cog);
+        return 0;
+    }
+    const int64_t copies = (s->k[0] + s->s[0] - 1) / s->s[0];
+    const double macs = (double)s->cog * (double)s->k_volume / (double)copies;
+    if (macs < 8.0) {
+        snprintf(why, why_size,
+                 "a transposed input element feeds %.1f multiply-adds (at least 8 pay)", macs);
+        return 0;
+    }
+    return 1;
+}
+
 /* A vector's span depends on where it starts in its group, first mod cog,
  * which repeats after at most cog vectors; a shorter last vector reads no
  * more than the whole one starting where it does. */

@@ -56,6 +56,16 @@ CONVT3D_INTERNAL cpu_tiling cpu_tiling_ndhwc(const convt3d_shape *s, const cpu_t
 CONVT3D_INTERNAL cpu_tiling cpu_tiling_ndhwc_rows(const convt3d_shape *s, int64_t lanes,
                                                   int maxv, const int *pos_max);
 
+/* The NDHWC tile with the input channels in its lanes (cpu/iclanes.h):
+ * all C_out/G channels of a group, then positions up to pos_max[C_out/G - 1]. */
+CONVT3D_INTERNAL cpu_tiling cpu_tiling_ndhwc_icl(const convt3d_shape *s, const int *pos_max);
+
+/* The NCDHW input-channel-lane tile's cost rule, for a shape it applies
+ * to: 1 when it is expected to beat the W-lane tile, else 0 with the
+ * reason in why. */
+CONVT3D_INTERNAL int cpu_icl_ncdhw_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim,
+                                              char *why, size_t why_size);
+
 /* The most input channels that one vector of lanes output channels, laid
  * across C_out, reads (its groups' C_in/G each): the grouped-lanes tile
  * loads them as one vector, so it needs this to be at most lanes. */

@@ -67,3 +67,27 @@ void cpu_pack_weights_cio_to_lanes(const convt3d_shape *s, const float *src, int
         }
     }
 }
+
+int64_t cpu_ic_rows_weight_floats(const convt3d_shape *s, int64_t cigp)
+{
+    int64_t n;
+    if (__builtin_mul_overflow(s->groups * s->k_volume, s->cog, &n) ||
+        __builtin_mul_overflow(n, cigp, &n) || n > (int64_t)(SIZE_MAX / sizeof(float)))
+        return -1;
+    return n;
+}
+
+void cpu_pack_weights_cio_to_ic_rows(const convt3d_shape *s, const float *src, int64_t cigp,
+                                     float *dst)
+{
+    const int64_t kvol = s->k_volume, cig = s->cig, cog = s->cog;
+    memset(dst, 0, (size_t)(s->groups * kvol * cog * cigp) * sizeof(float));
+    for (int64_t g = 0; g < s->groups; g++)
+        for (int64_t ic = 0; ic < cig; ic++)
+            for (int64_t oc = 0; oc < cog; oc++) {
+                const float *from = src + ((g * cig + ic) * cog + oc) * kvol;
+                float *to = dst + g * kvol * cog * cigp + oc * cigp + ic;
+                for (int64_t t = 0; t < kvol; t++)
+                    to[t * cog * cigp] = from[t];
+            }
+}

@@ -37,4 +37,15 @@ CONVT3D_INTERNAL int64_t cpu_lanes_weight_floats(const convt3d_shape *s, int64_t
 CONVT3D_INTERNAL void cpu_pack_weights_cio_to_lanes(const convt3d_shape *s, const float *src,
                                                     int64_t cout_pad, float *dst);
 
+/* Floats of the input-channel-row layout below for rows of cigp channels
+ * (every group), or -1 when that many bytes overflow a size_t. */
+CONVT3D_INTERNAL int64_t cpu_ic_rows_weight_floats(const convt3d_shape *s, int64_t cigp);
+
+/* Repacks PyTorch's weight into [g][kd][kh][kw][oc < C_out/G][ic < cigp],
+ * channels past C_in/G zero: for a tap and an output channel, the weights
+ * of the group's input channels are one contiguous row, the lanes of the
+ * kernels that reduce over input channels in their vectors (cpu/iclanes.h). */
+CONVT3D_INTERNAL void cpu_pack_weights_cio_to_ic_rows(const convt3d_shape *s, const float *src,
+                                                      int64_t cigp, float *dst);
+
 #endif /* CONVT3D_CPU_WEIGHTS_H */
