@@ -49,7 +49,7 @@ typedef enum impl_state {
 } impl_state;
 
 typedef struct impl_result {
-    char name[32];    /* "convt3d", "oneDNN ncdhw", "oneDNN any", "cuDNN" */
+    char name[32];    /* "convt3d", "oneDNN 2.6 ncdhw", "oneDNN 3.2 any", "cuDNN" */
     char detail[160]; /* kernel / implementation / algorithm chosen */
     impl_state state;
     char note[400];   /* why not run, or the error */
