@@ -44,13 +44,19 @@ void cpu_pack_weights_cio_to_blocks(const convt3d_shape *s, const float *src,
             }
 }
 
-int64_t cpu_lanes_weight_floats(const convt3d_shape *s, int64_t cout_pad)
+/* a * b * c floats, or -1 when the product or its bytes overflow. */
+static int64_t checked_floats(int64_t a, int64_t b, int64_t c)
 {
     int64_t n;
-    if (__builtin_mul_overflow(s->k_volume, s->cig, &n) ||
-        __builtin_mul_overflow(n, cout_pad, &n) || n > (int64_t)(SIZE_MAX / sizeof(float)))
+    if (__builtin_mul_overflow(a, b, &n) || __builtin_mul_overflow(n, c, &n) ||
+        n > (int64_t)(SIZE_MAX / sizeof(float)))
         return -1;
     return n;
+}
+
+int64_t cpu_lanes_weight_floats(const convt3d_shape *s, int64_t cout_pad)
+{
+    return checked_floats(s->k_volume, s->cig, cout_pad);
 }
 
 void cpu_pack_weights_cio_to_lanes(const convt3d_shape *s, const float *src, int64_t cout_pad,
@@ -70,11 +76,7 @@ void cpu_pack_weights_cio_to_lanes(const convt3d_shape *s, const float *src, int
 
 int64_t cpu_ic_rows_weight_floats(const convt3d_shape *s, int64_t cigp)
 {
-    int64_t n;
-    if (__builtin_mul_overflow(s->groups * s->k_volume, s->cog, &n) ||
-        __builtin_mul_overflow(n, cigp, &n) || n > (int64_t)(SIZE_MAX / sizeof(float)))
-        return -1;
-    return n;
+    return checked_floats(s->groups * s->k_volume, s->cog, cigp);
 }
 
 void cpu_pack_weights_cio_to_ic_rows(const convt3d_shape *s, const float *src, int64_t cigp,

@@ -32,6 +32,24 @@ inline long long gcd64(long long a, long long b)
 
 inline long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
+/* The smallest power of two >= v, at most cap (a power of two). */
+inline int pow2_at_least(long long v, int cap)
+{
+    int p = 1;
+    while (p < v && p < cap)
+        p *= 2;
+    return p;
+}
+
+/* log2 of a power of two v (the shift that replaces a division by it). */
+inline int log2_of(int v)
+{
+    int l = 0;
+    while ((1 << l) < v)
+        l++;
+    return l;
+}
+
 /* floor(a / b) for b > 0 and any sign of a. */
 inline long long floor_div(long long a, long long b)
 {

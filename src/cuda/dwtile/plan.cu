@@ -13,22 +13,6 @@ namespace {
 constexpr int kDwThreads = 256;
 constexpr long long kGridYZ = 65535;
 
-int pow2_at_least(long long v, int cap)
-{
-    int p = 1;
-    while (p < v && p < cap)
-        p *= 2;
-    return p;
-}
-
-int log2_of(int v)
-{
-    int l = 0;
-    while ((1 << l) < v)
-        l++;
-    return l;
-}
-
 /* D or H: the phase table and the staged-row span of a tile, relative to
  * tile * threads: rows lo .. lo + threads + span - 1.  qmax: the most q rows
  * of a phase. */

@@ -15,22 +15,6 @@ constexpr long long kGridY = 65535;
 /* (input channel, tap) pairs of weights one chunk stages (float4 each) */
 constexpr int kFewChunkPairs = kFewSmemMax / 16;
 
-int pow2_at_least(long long v, int cap)
-{
-    int p = 1;
-    while (p < v && p < cap)
-        p *= 2;
-    return p;
-}
-
-int log2_of(int v)
-{
-    int l = 0;
-    while ((1 << l) < v)
-        l++;
-    return l;
-}
-
 /* Whether every x offset the body forms fits an int: a thread's offsets
  * of tap 0 (inputs below 0 or past the end included, for taps that do not
  * reach them) and those minus a tap's shift.  Int offsets keep 4 a thread
