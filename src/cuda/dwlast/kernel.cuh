@@ -89,11 +89,95 @@ CT3D_DEV void dl_stage_weights(const dl_params &p, float *wsm, int tid, int c0)
     }
 }
 
-/* One position (params.h) for channels c .. c + V - 1: its D, H and W
- * phases, then per (D tap, H tap) of the phases whose input row exists,
- * per W tap one weight load and kDlRun input loads (columns outside x
- * skipped), and kDlRun stores.  The summation order is fixed: bias, then
- * taps in (D, H, W) order. */
+/* One input row's W taps into the run's accumulators.  TW > 0: the W
+ * phase has TW taps one input apart (W dilation divides the W stride), so
+ * one window of kDlRun + TW - 1 inputs (zeros outside x) serves every tap;
+ * TW = 0: any phase, per tap kDlRun loads, columns outside x skipped. */
+template <int V, class T, int TW>
+CT3D_DEV void dl_row(float (&acc)[kDlRun][V], const T *xrow, const float *wrow, int iw0,
+                     const phase_entry &ew, const dl_params &p)
+{
+    if constexpr (TW > 0) {
+        float win[kDlRun + TW - 1][V];
+        const int iwl = iw0 - (TW - 1); /* the window's first column */
+        const T *xp = xrow + (long long)iwl * p.xs[4];
+        CT3D_UNROLL
+        for (int j = 0; j < kDlRun + TW - 1; j++, xp += p.xs[4]) {
+            if ((unsigned)(iwl + j) < (unsigned)p.in[2])
+                dl_load<V>(win[j], xp);
+            else
+                CT3D_UNROLL
+                for (int v = 0; v < V; v++)
+                    win[j][v] = 0.0f;
+        }
+        CT3D_UNROLL
+        for (int t = 0; t < TW; t++) {
+            float wv[V];
+            const float *wt = wrow + (ew.k0 + t * p.kstep[2]) * p.wpitch;
+            if constexpr (V == 4)
+                load_floats<4>(wv, wt);
+            else
+                wv[0] = *wt;
+            CT3D_UNROLL
+            for (int i = 0; i < kDlRun; i++)
+                CT3D_UNROLL
+                for (int v = 0; v < V; v++)
+                    acc[i][v] = fmaf(win[i + TW - 1 - t][v], wv[v], acc[i][v]);
+        }
+    } else {
+        CT3D_NOUNROLL
+        for (int tw = 0; tw < ew.taps; tw++) {
+            float wv[V];
+            const float *wt = wrow + (ew.k0 + tw * p.kstep[2]) * p.wpitch;
+            if constexpr (V == 4)
+                load_floats<4>(wv, wt);
+            else
+                wv[0] = *wt;
+            const int iwt = iw0 - tw * p.dm[2];
+            const T *xp = xrow + (long long)iwt * p.xs[4];
+            CT3D_UNROLL
+            for (int i = 0; i < kDlRun; i++, xp += p.xs[4]) {
+                if ((unsigned)(iwt + i) < (unsigned)p.in[2]) {
+                    float xv[V];
+                    dl_load<V>(xv, xp);
+                    CT3D_UNROLL
+                    for (int v = 0; v < V; v++)
+                        acc[i][v] = fmaf(xv[v], wv[v], acc[i][v]);
+                }
+            }
+        }
+    }
+}
+
+/* The (D tap, H tap) pairs of the position's phases whose input row
+ * exists, each row's W taps by dl_row.  x: channel c of image n. */
+template <int V, class T, int TW>
+CT3D_DEV void dl_accumulate(float (&acc)[kDlRun][V], const T *x, const float *wc,
+                            const dl_params &p, const phase_entry &ed, const phase_entry &eh,
+                            const phase_entry &ew, int qd, int qh, int iw0)
+{
+    CT3D_NOUNROLL
+    for (int td = 0; td < ed.taps; td++) {
+        const int id = qd - ed.m0 - td * p.dm[0];
+        if ((unsigned)id >= (unsigned)p.in[0])
+            continue;
+        const int kd = ed.k0 + td * p.kstep[0];
+        CT3D_NOUNROLL
+        for (int th = 0; th < eh.taps; th++) {
+            const int ih = qh - eh.m0 - th * p.dm[1];
+            if ((unsigned)ih >= (unsigned)p.in[1])
+                continue;
+            const int kh = eh.k0 + th * p.kstep[1];
+            dl_row<V, T, TW>(acc, x + (long long)id * p.xs[2] + (long long)ih * p.xs[3],
+                             wc + (kd * p.k[1] + kh) * p.k[2] * p.wpitch, iw0, ew, p);
+        }
+    }
+}
+
+/* One position (params.h) for channels c .. c + V - 1 (cl past the
+ * block's first): its D, H and W phases, the taps (dl_accumulate; a W
+ * phase of 1-3 taps one input apart by the window path), kDlRun stores.
+ * The summation order is fixed: bias, then taps in (D, H, W) order. */
 template <int V, class T>
 CT3D_DEV void dl_position(const dl_params &p, const float *wsm, unsigned pos, int c, int cl,
                           const float (&bias)[V])
@@ -119,42 +203,19 @@ CT3D_DEV void dl_position(const dl_params &p, const float *wsm, unsigned pos, in
         for (int v = 0; v < V; v++)
             acc[i][v] = bias[v];
     const T *x = reinterpret_cast<const T *>(p.x) + (long long)n * p.xs[0] + (long long)c * p.xs[1];
-    CT3D_NOUNROLL
-    for (int td = 0; td < ed.taps; td++) {
-        const int id = qd - ed.m0 - td * p.dm[0];
-        if ((unsigned)id >= (unsigned)p.in[0])
-            continue;
-        const int kd = ed.k0 + td * p.kstep[0];
-        CT3D_NOUNROLL
-        for (int th = 0; th < eh.taps; th++) {
-            const int ih = qh - eh.m0 - th * p.dm[1];
-            if ((unsigned)ih >= (unsigned)p.in[1])
-                continue;
-            const int kh = eh.k0 + th * p.kstep[1];
-            const T *xrow = x + (long long)id * p.xs[2] + (long long)ih * p.xs[3];
-            const float *wrow = wsm + (kd * p.k[1] + kh) * p.k[2] * p.wpitch + cl;
-            CT3D_NOUNROLL
-            for (int tw = 0; tw < ew.taps; tw++) {
-                float wv[V];
-                if constexpr (V == 4)
-                    load_floats<4>(wv, wrow + (ew.k0 + tw * p.kstep[2]) * p.wpitch);
-                else
-                    wv[0] = wrow[(ew.k0 + tw * p.kstep[2]) * p.wpitch];
-                const int iw0 = qa - ew.m0 - tw * p.dm[2];
-                CT3D_UNROLL
-                for (int i = 0; i < kDlRun; i++) {
-                    const int iw = iw0 + i;
-                    if ((unsigned)iw < (unsigned)p.in[2]) {
-                        float xv[V];
-                        dl_load<V>(xv, xrow + (long long)iw * p.xs[4]);
-                        CT3D_UNROLL
-                        for (int v = 0; v < V; v++)
-                            acc[i][v] = fmaf(xv[v], wv[v], acc[i][v]);
-                    }
-                }
-            }
-        }
-    }
+    const float *wc = wsm + cl;
+    const int iw0 = qa - ew.m0; /* tap 0's input for the run's first output */
+    /* the window path for W phases of up to 3 taps (the most registers
+     * launch.cu's bounds leave room for), the per-tap path otherwise */
+    const int tw = p.dm[2] == 1 && ew.taps <= 3 ? ew.taps : 0;
+    if (tw == 1)
+        dl_accumulate<V, T, 1>(acc, x, wc, p, ed, eh, ew, qd, qh, iw0);
+    else if (tw == 2)
+        dl_accumulate<V, T, 2>(acc, x, wc, p, ed, eh, ew, qd, qh, iw0);
+    else if (tw == 3)
+        dl_accumulate<V, T, 3>(acc, x, wc, p, ed, eh, ew, qd, qh, iw0);
+    else
+        dl_accumulate<V, T, 0>(acc, x, wc, p, ed, eh, ew, qd, qh, iw0);
     T *y = reinterpret_cast<T *>(p.y) + (long long)n * p.ys[0] + (long long)c * p.ys[1] +
            (long long)od * p.ys[2] + (long long)oh * p.ys[3];
     CT3D_UNROLL

@@ -10,10 +10,18 @@ namespace ct3d {
 
 namespace {
 
-/* 256 threads, at least 4 blocks a multiprocessor (<= 64 registers):
- * memory-bound work wants many warps in flight. */
+/* 256 threads; 4 blocks a multiprocessor (<= 64 registers) with one
+ * channel a thread, 3 (<= 80) with four: their window of 3 W taps' inputs
+ * (kernel.cuh) spilled at 64 (CUDA 13, sm_90).  Memory-bound work wants
+ * many warps in flight; each has a window's loads in flight at once. */
+template <int V>
+constexpr int dl_min_blocks()
+{
+    return V == 4 ? 3 : 4;
+}
+
 template <int V, class T>
-__global__ void __launch_bounds__(kDlThreads, 4) dwlast_kernel(const dl_params p)
+__global__ void __launch_bounds__(kDlThreads, (dl_min_blocks<V>())) dwlast_kernel(const dl_params p)
 {
     extern __shared__ __align__(16) float smem[];
     dl_block<V, T>(p, smem, threadIdx.x, blockIdx.x, blockIdx.y);
