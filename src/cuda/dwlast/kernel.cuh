@@ -77,15 +77,33 @@ CT3D_DEV void dl_store(T *dst, const float (&v)[V])
 /* The block's cb channels' weights as [tap][channel] rows of wpitch floats
  * (zeros past C).  Consecutive threads read consecutive taps of one
  * channel (the packed weights are [c][tap]): coalesced global reads, the
- * transpose paid in shared-memory stores. */
+ * transpose paid in shared-memory stores.  Each thread issues
+ * kDlStageBatch loads before it stores any, so that their latencies
+ * overlap (the block waits for its weights before any output). */
+constexpr int kDlStageBatch = 8;
 CT3D_DEV void dl_stage_weights(const dl_params &p, float *wsm, int tid, int c0)
 {
     const int units = p.kvol * p.cb;
-    for (int e = tid; e < units; e += p.nthreads) {
-        int tap;
-        const int j = (int)fdiv_qr(p.dv_kvol, (unsigned)e, tap);
-        const int c = c0 + j;
-        wsm[tap * p.wpitch + j] = c < p.c ? CT3D_LDG(p.w + (long long)c * p.kvol + tap) : 0.0f;
+    for (int e0 = tid; e0 < units; e0 += kDlStageBatch * p.nthreads) {
+        float v[kDlStageBatch];
+        int dst[kDlStageBatch];
+        CT3D_UNROLL
+        for (int b = 0; b < kDlStageBatch; b++) {
+            const int e = e0 + b * p.nthreads;
+            v[b] = 0.0f;
+            dst[b] = -1;
+            if (e < units) {
+                int tap;
+                const int j = (int)fdiv_qr(p.dv_kvol, (unsigned)e, tap);
+                dst[b] = tap * p.wpitch + j;
+                if (c0 + j < p.c)
+                    v[b] = CT3D_LDG(p.w + (long long)(c0 + j) * p.kvol + tap);
+            }
+        }
+        CT3D_UNROLL
+        for (int b = 0; b < kDlStageBatch; b++)
+            if (dst[b] >= 0)
+                wsm[dst[b]] = v[b];
     }
 }
 

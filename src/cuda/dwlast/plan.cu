@@ -12,12 +12,12 @@ namespace {
 
 constexpr long long kGridY = 65535;
 
-/* Rounds of pb positions a block: one while the grid holds several waves
- * of blocks; more (up to 4) on large problems, so that the weight staging
- * is paid once for more outputs. */
+/* Rounds of pb positions a block: up to 4 while the grid keeps at least
+ * 2048 blocks (5 waves of 3 blocks on 132 SMs), so that the weight staging
+ * (and its wait) is paid once for more outputs. */
 int rounds_a_block(long long rounds)
 {
-    const long long r = rounds / 8192;
+    const long long r = rounds / 2048;
     return r < 1 ? 1 : r > 4 ? 4 : (int)r;
 }
 
