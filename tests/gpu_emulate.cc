@@ -7,7 +7,7 @@
 // src/cuda/*/plan.cu, compiled for the host under ASan and UBSan); not part
 // of make check (it needs a C++ compiler and CUDA's headers).
 //
-//   gpu_emulate phase|igemm|dwtile|fewout COUNT SEED [KERNEL|MATH|TYPE]
+//   gpu_emulate phase|igemm|dwtile|dwlast|fewout COUNT SEED [KERNEL|MATH|TYPE]
 //
 // COUNT random problems (even ones with small-integer data, compared
 // exactly; odd ones uniform, relative L2 error <= 1e-5), plans from the
@@ -19,7 +19,9 @@
 // modelled as loops over its fragment layout), f16 or bf16 (tensor cores on
 // half data), each in both layouts, every fourth problem dilated along W,
 // each checked with its mode's tolerance; dwtile: depthwise NCDHW problems, TYPE "" (f32), f16
-// or bf16 (x, bias and y of that type, f32 weights); fewout: C_out/G 1-4,
+// or bf16 (x, bias and y of that type, f32 weights); dwlast: depthwise problems
+// with 1-70 channels, mostly NDHWC, both builds (4 channels a thread and 1), TYPE as
+// dwtile's; fewout: C_out/G 1-4,
 // C_in/G 1-40 (several weight chunks where the taps are many), both
 // layouts, dilation in every dim, groups, bias half the time.
 #include <math.h>
@@ -31,6 +33,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "cuda/dwlast/kernel.cuh"
+#include "cuda/dwlast/plan.h"
 #include "cuda/dwtile/kernel.cuh"
 #include "cuda/dwtile/plan.h"
 #include "cuda/fewout/kernel.cuh"
@@ -593,6 +597,86 @@ int run_dwtile(int i, const char *type)
     return run_dwtile_as<float>(i, CONVT3D_F32);
 }
 
+/* ---- the channels-last depthwise kernel ------------------------------------ */
+
+/* The grid of a dwlast launch, one block after the other (x: position
+ * blocks, y: channel chunks). */
+struct dl_emu {
+    const dl_params *p;
+    unsigned grid[2];
+};
+
+template <int V, class T>
+void dwlast_body(const emu_thread &t)
+{
+    const dl_emu &e = *static_cast<const dl_emu *>(t.params);
+    for (unsigned c = 0; c < e.grid[1]; c++)
+        for (unsigned x = 0; x < e.grid[0]; x++) {
+            dl_block<V, T>(*e.p, t.smem[0], t.tid, x, (int)c);
+            ct3d_emulate_sync(); /* as the __global__ entry between blocks */
+        }
+}
+
+int g_dwlast_vec, g_dwlast_ncdhw, g_dwlast_dilated_w; /* problems run with V 4; NCDHW; l_w > 1 */
+
+/* Returns 1 on failure, 0 on success, -1 when the dwlast kernel does not
+ * take the problem.  Depthwise problems with 1 to 70 channels (a multiple
+ * of 4 two times in three, so that both builds run), dilation in every
+ * dim, W strides up to 4, W sizes up to 24 (several W runs, partial ones),
+ * NDHWC three times in four.  Where the vector build plans, every other
+ * problem runs the scalar one instead, as the launch does for misaligned
+ * pointers. */
+template <class T>
+int run_dwlast_as(int i, convt3d_dtype type)
+{
+    const convt3d_layout layout = rand_in(0, 3) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+    convt3d_problem prob = random_problem(1, 1, 4, true, layout);
+    const int c = rand_in(0, 2) ? 4 * rand_in(1, 17) : rand_in(1, 70);
+    prob.groups = prob.in_channels = prob.out_channels = c;
+    prob.in_size[2] = rand_in(1, 24);
+    if (rand_in(0, 3) == 0) /* a long kernel: weights of fewer channels staged a block */
+        prob.kernel[rand_in(0, 2)] = rand_in(8, 12);
+    if (convt3d_validate(&prob) != CONVT3D_SUCCESS)
+        return -1;
+    const problem_data d = make_data(prob, i % 2 == 0, type);
+    dl_params p;
+    size_t smem;
+    dl_emu e;
+    char why[160];
+    const bool vec = (i / 2) % 2 == 0 && plan_dwlast(&d.s, 4, &p, &smem, e.grid, why, sizeof why);
+    if (!vec && !plan_dwlast(&d.s, 1, &p, &smem, e.grid, why, sizeof why))
+        return -1;
+    std::vector<float> w = pack_weights(d, 1, 1);
+    std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
+    std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
+    p.x = reinterpret_cast<const float *>(x.data());
+    p.w = w.data();
+    p.bias = d.p.has_bias ? reinterpret_cast<const float *>(b.data()) : nullptr;
+    p.y = reinterpret_cast<float *>(y.data());
+    e.p = &p;
+    emulate_cluster(1, p.nthreads, smem / sizeof(float),
+                    vec ? dwlast_body<4, T> : dwlast_body<1, T>, &e);
+    g_dwlast_vec += vec;
+    g_dwlast_ncdhw += layout == CONVT3D_LAYOUT_NCDHW;
+    g_dwlast_dilated_w += prob.dilation[2] > 1;
+    std::vector<float> yf(y.size());
+    for (size_t k = 0; k < y.size(); k++)
+        yf[k] = widen(y[k]);
+    char what[128];
+    snprintf(what, sizeof what, "dwlast %s V%d cv%d pb%d iters %d, %d B shared",
+             convt3d_dtype_name(type), p.v, p.cv, p.pb, p.iters, (int)smem);
+    return check(d, yf, what, igemm_tolerance(IGEMM_FFMA, type)) ? 0 : 1;
+}
+
+int run_dwlast(int i, const char *type)
+{
+    if (strcmp(type, "f16") == 0)
+        return run_dwlast_as<f16_t>(i, CONVT3D_F16);
+    if (strcmp(type, "bf16") == 0)
+        return run_dwlast_as<bf16_t>(i, CONVT3D_BF16);
+    return run_dwlast_as<float>(i, CONVT3D_F32);
+}
+
 /* ---- the few-output-channel kernel --------------------------------------- */
 
 /* The grid of a fewout launch, one block after the other (x: phase tiles,
@@ -778,13 +862,15 @@ void ct3d::ct3d_emulate_mma_flush(int tid)
 int main(int argc, char **argv)
 {
     if (argc < 4 || (strcmp(argv[1], "phase") != 0 && strcmp(argv[1], "igemm") != 0 &&
-                     strcmp(argv[1], "dwtile") != 0 && strcmp(argv[1], "fewout") != 0)) {
-        fprintf(stderr, "usage: %s phase|igemm|dwtile|fewout COUNT SEED [KERNEL|MATH|TYPE]\n",
+                     strcmp(argv[1], "dwtile") != 0 && strcmp(argv[1], "fewout") != 0 &&
+                     strcmp(argv[1], "dwlast") != 0)) {
+        fprintf(stderr,
+                "usage: %s phase|igemm|dwtile|dwlast|fewout COUNT SEED [KERNEL|MATH|TYPE]\n",
                 argv[0]);
         return 2;
     }
     const bool igemm = strcmp(argv[1], "igemm") == 0, dwtile = strcmp(argv[1], "dwtile") == 0,
-               fewout = strcmp(argv[1], "fewout") == 0;
+               fewout = strcmp(argv[1], "fewout") == 0, dwlast = strcmp(argv[1], "dwlast") == 0;
     const int count = atoi(argv[2]);
     rng_state = strtoull(argv[3], nullptr, 10) * 2654435761ULL + 1;
     const char *force = argc > 4 ? argv[4] : "";
@@ -792,6 +878,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < count; i++) {
         const int r = igemm    ? run_igemm(i, force)
                       : dwtile ? run_dwtile(i, force)
+                      : dwlast ? run_dwlast(i, force)
                       : fewout ? run_fewout(i)
                                : run_phase(i, force);
         failed += r > 0;
@@ -805,6 +892,9 @@ int main(int argc, char **argv)
                g_dilated[0], g_dilated[1], g_w_dilated[0], g_w_dilated[1]);
     if (fewout)
         printf(" (%d with several weight chunks)", g_fewout_chunked);
+    if (dwlast)
+        printf(" (%d with 4 channels a thread, %d NCDHW, %d dilated along W)", g_dwlast_vec,
+               g_dwlast_ncdhw, g_dwlast_dilated_w);
     printf("\n");
     return failed ? 1 : 0;
 }

@@ -8,7 +8,9 @@
  * problems in both layouts.  The few-output-channel rule (fewout/plan.cu,
  * fewout_preferred): the out_c1_3 class and a grid of problems with
  * C_out/G <= 3 and C_in/G >= 16 get cuda/f32_fewout_ksplit, and no problem
- * outside the rule does.  CONVT3D_TEST_WALK=1 prints every choice of the
+ * outside the rule does.  Depthwise problems in NDHWC (the ndhwc_depthwise
+ * class, the suite's depthwise shape, a grid) get cuda/f32_dwlast, their
+ * NCDHW twins the depthwise tile kernel.  CONVT3D_TEST_WALK=1 prints every choice of the
  * class list.  SKIPs in a build without CUDA. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 
 #define GENERIC "cuda/f32_direct_generic"
 #define FEWOUT "cuda/f32_fewout_ksplit"
+#define DWLAST "cuda/f32_dwlast"
 
 /* An H200's cudaDeviceProp: sharedMemPerBlockOptin, sharedMemPerMultiprocessor,
  * multiProcessorCount (the limits the planners' rules were measured with). */
@@ -215,6 +218,73 @@ static void test_fewout_rule(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* The walk's choice for p is `want` (a name, or a prefix ending in '*');
+ * prints p if not. */
+static int choice_is(const convt3d_problem *p, const char *what, const char *want)
+{
+    convt3d_shape s;
+    if (convt3d_shape_from_problem(p, &s) != CONVT3D_SUCCESS)
+        return 0;
+    const char *name = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+    const size_t n = strlen(want);
+    const int ok = name && (want[n - 1] == '*' ? strncmp(name, want, n - 1) == 0
+                                               : strcmp(name, want) == 0);
+    if (!ok) {
+        char desc[512];
+        convt3d_problem_to_string(p, desc, sizeof desc);
+        printf("\n  FAILED %s: %s chosen for %s, not %s", what, name ? name : "nothing", desc,
+               want);
+    }
+    return ok;
+}
+
+/* Depthwise NDHWC goes to the channels-last depthwise kernel, NCDHW to the
+ * depthwise tile kernel (where it applies: W stride <= 2): the
+ * ndhwc_depthwise class and the suite's depthwise row in both layouts, and
+ * a grid of channel counts (misaligned ones too), kernels, strides up to 4
+ * and dilations. */
+static void test_depthwise_layouts(void)
+{
+    if (no_cuda())
+        return;
+    case_list cl;
+    CU_ASSERT_FATAL(read_classes(&cl) == 0);
+    int in_class = 0, bad = 0;
+    for (size_t i = 0; i < cl.n; i++) {
+        const bench_case *c = &cl.v[i];
+        if (c->kind != CASE_RUN || c->problem.groups != c->problem.in_channels ||
+            c->problem.groups != c->problem.out_channels)
+            continue;
+        convt3d_problem p = c->problem;
+        p.layout = CONVT3D_LAYOUT_NDHWC;
+        bad += !choice_is(&p, c->label, DWLAST);
+        p.layout = CONVT3D_LAYOUT_NCDHW;
+        if (p.stride[2] <= 2)
+            bad += !choice_is(&p, c->label, "cuda/f32_dwtile_run8*");
+        in_class++;
+    }
+    CU_ASSERT(in_class >= 5);
+    cases_free(&cl);
+    static const int cs[] = {1, 3, 8, 64, 130}, ks[] = {1, 3, 4, 5};
+    int ran = 0;
+    for (int a = 0; a < 5; a++)
+        for (int k = 0; k < 4; k++)
+            for (int st = 1; st <= 4; st++)
+                for (int l = 1; l <= 2; l++) {
+                    convt3d_problem p = make_problem(2, cs[a], cs[a], cs[a], 8, 9, 10, ks[k],
+                                                     st, ks[k] / 2, 0, (a + k) & 1,
+                                                     CONVT3D_LAYOUT_NDHWC);
+                    p.dilation[0] = p.dilation[2] = l;
+                    if (convt3d_validate(&p) != CONVT3D_SUCCESS)
+                        continue;
+                    ran++;
+                    bad += !choice_is(&p, "grid", DWLAST);
+                }
+    printf("\n  %d depthwise class problems, a grid of %d, %d failed ", in_class, ran, bad);
+    CU_ASSERT(ran > 100);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 void register_cuda_walk_tests(void)
 {
     static const test_entry tests[] = {
@@ -223,6 +293,8 @@ void register_cuda_walk_tests(void)
         {"a grid of dilated, strided, grouped problems: the same", test_grid},
         {"C_out/G <= 3 and C_in/G >= 16 (out_c1_3 and a grid): the few-output kernel",
          test_fewout_rule},
+        {"depthwise: NDHWC to the channels-last kernel, NCDHW to the tile kernel",
+         test_depthwise_layouts},
         {NULL, NULL}};
     add_suite("cuda walk (host, H200 limits)", tests);
 }

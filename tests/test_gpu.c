@@ -373,7 +373,8 @@ static void test_random_forced(void)
             /* depthwise kernels need depthwise problems: make some */
             for (int i = 0, tries = 0; i < per && tries < 400 * per; tries++) {
                 convt3d_problem p = random_problem(&r, 4e5, 40000);
-                if (strstr(names[k], "dwtile") || strstr(names[k], "depthwise")) {
+                if (strstr(names[k], "dwtile") || strstr(names[k], "dwlast") ||
+                    strstr(names[k], "depthwise")) {
                     p.groups = p.in_channels = p.out_channels = rng_int(&r, 1, 12);
                     if (convt3d_validate(&p) != CONVT3D_SUCCESS)
                         continue;
@@ -503,6 +504,61 @@ static void test_fewout_channels(void)
             continue;
         }
         CU_ASSERT(check_impl(&p, "cuda/f32_fewout_ksplit", rng_next(&r)));
+    }
+}
+
+/* The channels-last depthwise kernel where it is meant to run: NDHWC
+ * depthwise problems with channel counts that fill a block's 64 (4 a
+ * thread), leave a partial chunk (20, 68, 132), are no multiple of 4 (one
+ * a thread: 1, 3, 7, 30) or exceed a block's (256); strides 1-4, kernels
+ * 1-5 (some 9 long: fewer channels a block's staged weights), dilation,
+ * output padding, bias every other problem; each forced.  Then the registry
+ * harness on four depthwise problems (every implementation, both layouts,
+ * bias on and off, f32/f16/bf16: the half builds), on aligned and on
+ * misaligned device tensors (the launch falls back to one channel a
+ * thread). */
+static void test_dwlast_channels(void)
+{
+    if (skip_without_gpu())
+        return;
+    static const int cs[] = {4, 8, 20, 64, 68, 132, 256, 1, 3, 7, 30, 12};
+    const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
+    const int count = count_env && *count_env ? (atoi(count_env) + 3) / 4 : 36;
+    rng r = rng_make(test_seed() * 47 + 19);
+    for (int i = 0; i < count; i++) {
+        const int c = cs[i % 12];
+        convt3d_problem p = make_problem(rng_int(&r, 1, 2), c, c, c, rng_int(&r, 1, 9),
+                                         rng_int(&r, 1, 9), rng_int(&r, 1, 19), 3, 2, 1, 1,
+                                         i % 2, CONVT3D_LAYOUT_NDHWC);
+        for (int d = 0; d < 3; d++) {
+            p.kernel[d] = i % 7 == 6 && d == 0 ? 9 : rng_int(&r, 1, 5);
+            p.stride[d] = rng_int(&r, 1, 4);
+            p.dilation[d] = rng_int(&r, 0, 3) == 0 ? rng_int(&r, 2, 3) : 1;
+            p.padding[d] = rng_int(&r, 0, (int)p.kernel[d] - 1);
+            const int most = (int)(p.stride[d] > p.dilation[d] ? p.stride[d] : p.dilation[d]);
+            p.output_padding[d] = rng_int(&r, 0, most - 1);
+        }
+        convt3d_shape sh;
+        if (convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS || sh.y_elems > 2000000 ||
+            !applies("cuda/f32_dwlast", &p)) {
+            i--;
+            continue;
+        }
+        CU_ASSERT(check_impl(&p, "cuda/f32_dwlast", rng_next(&r)));
+    }
+    convt3d_problem dw[4] = {
+        make_problem(2, 8, 8, 8, 3, 4, 13, 3, 2, 1, 1, 1, CONVT3D_LAYOUT_NDHWC),
+        make_problem(1, 20, 20, 20, 4, 3, 9, 4, 2, 1, 0, 0, CONVT3D_LAYOUT_NDHWC),
+        make_problem(1, 64, 64, 64, 2, 4, 8, 3, 1, 1, 0, 1, CONVT3D_LAYOUT_NDHWC),
+        make_problem(2, 3, 3, 3, 3, 3, 5, 3, 3, 1, 2, 1, CONVT3D_LAYOUT_NDHWC)};
+    dw[1].dilation[2] = 2;
+    for (int m = 0; m < 2; m++) {
+        const impl_stats st =
+            check_registry(CONVT3D_DEVICE_CUDA, dw, 4, test_seed() + 907 + 100 * m,
+                           m ? DEVICE_POINTERS_MISALIGNED : DEVICE_POINTERS, TOL);
+        printf("\n  %s: %d CUDA implementations, %d checks, %d failed ",
+               m ? "misaligned" : "aligned", st.implementations, st.checks, st.failed);
+        CU_ASSERT(st.checks > 0 && st.failed == 0);
     }
 }
 
@@ -934,6 +990,8 @@ static const test_entry gpu_tests[] = {
     {"cuda: edge cases, every implementation", test_edge_cases},
     {"cuda: implicit-GEMM kernel, many channels, each block shape", test_igemm_channels},
     {"cuda: few-output-channel kernel, C_in/G 16-150, chunks, both layouts", test_fewout_channels},
+    {"cuda: channels-last depthwise kernel, channel counts, registry harness",
+     test_dwlast_channels},
     {"cuda: every implementation on misaligned device tensors", test_misaligned_pointers},
     {"cuda: plans with different tiles coexist", test_plans_coexist},
     {"cuda: caller's current device kept", test_current_device_kept},

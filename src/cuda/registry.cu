@@ -12,6 +12,7 @@ namespace ct3d {
 extern const cuda_impl cuda_tf32_igemm_mma, cuda_3xtf32_igemm_mma, cuda_f16_igemm_mma,
     cuda_bf16_igemm_mma, cuda_f16_depthwise_phase_4, cuda_bf16_depthwise_phase_4,
     cuda_f16_direct_generic, cuda_bf16_direct_generic, cuda_f16_dwtile_run8,
+    cuda_f32_dwlast, cuda_f16_dwlast, cuda_bf16_dwlast,
     cuda_f16_dwtile_run8_slotwise, cuda_bf16_dwtile_run8, cuda_bf16_dwtile_run8_slotwise;
 extern const cuda_impl cuda_f32_dwtile_run8, cuda_f32_dwtile_run8_slotwise, cuda_f32_fewout_ksplit,
     cuda_f32_igemm_8x8,
@@ -34,6 +35,9 @@ const cuda_impl *const kTable[] = {
     &cuda_f16_dwtile_run8_slotwise,
     &cuda_bf16_dwtile_run8,          /* dwtile/: bf16 data */
     &cuda_bf16_dwtile_run8_slotwise,
+    &cuda_f32_dwlast,              /* dwlast/: depthwise NDHWC, channels in the lanes */
+    &cuda_f16_dwlast,
+    &cuda_bf16_dwlast,
     &cuda_f32_fewout_ksplit,       /* fewout/: C_out/G <= 3, C_in/G >= 16: K split over
                                       the threads of a block, positions in the lanes */
     &cuda_f32_igemm_8x8,           /* igemm/: many channels a group, <= 2 taps a W phase;

@@ -17,6 +17,11 @@
  *   1. the depthwise tile kernel (dwtile/), for C_in/G = C_out/G = 1 in
  *      NCDHW (automatically; forced also in NDHWC): run8 where every W
  *      slot's window starts at one staged column, slotwise otherwise;
+ *   1a. the channels-last depthwise kernel (dwlast/), for C_in/G = C_out/G
+ *      = 1 in NDHWC (automatically; forced also in NCDHW), strides up to 8,
+ *      any kernel, padding and dilation, f32, f16 and bf16 data: channels in
+ *      the lanes (4 a thread where C % 4 == 0 and the pointers allow),
+ *      runs of 4 W outputs of one stride phase a thread;
  *   1b. the few-output-channel kernel (fewout/) for C_in/G >= 16 and
  *      C_out/G <= 2, or 3 unless the phase kernel takes the problem and it
  *      has more than 4 x num_sms x 2048 outputs a channel (either layout;
@@ -37,8 +42,10 @@
  *   5. the generic direct kernel (simple/), which runs anything: what the
  *      phase kernel does not take with fewer than 4 channels a group on
  *      both sides, strides above 8, sizes past int indexing;
- *   6. f16/bf16 data the tensor cores leave: the depthwise phase kernel and
- *      the generic direct kernel, widening on load and rounding on store.
+ *   6. f16/bf16 data the tensor cores leave: the depthwise tile kernel
+ *      (NCDHW) and the channels-last one (NDHWC) above, then the depthwise
+ *      phase kernel and the generic direct kernel, widening on load and
+ *      rounding on store.
  *
  * A new kernel family needs: its folder (params.h, kernel.cuh, plan.cu,
  * launch.cu defining its cuda_impl entries), its files in Makefile.am, and
