@@ -844,7 +844,7 @@ static void cpu_cache_budget_rule(void)
     const cpu_cache_budget zen5 = cpu_cache_budget_of(48 << 10, 1 << 20);
     CU_ASSERT_EQUAL(zen5.pack_bytes, 1 << 20);
     CU_ASSERT_EQUAL(zen5.icl_rows_bytes, 2 << 20);
-    CU_ASSERT_EQUAL(zen5.prep_bytes, 12 << 10);
+    CU_ASSERT_EQUAL(zen5.prep_bytes, 256 << 10);
     CU_ASSERT(zen3.pack_bytes < zen5.pack_bytes && zen3.icl_rows_bytes < zen5.icl_rows_bytes &&
               zen3.prep_bytes < zen5.prep_bytes);
 
@@ -853,7 +853,7 @@ static void cpu_cache_budget_rule(void)
     setenv("CONVT3D_CPU_L1D", "65536", 1);
     setenv("CONVT3D_CPU_L2", "262144", 1);
     const cpu_cache_budget b = cpu_cache_budget_here();
-    CU_ASSERT_EQUAL(b.prep_bytes, 16 << 10);
+    CU_ASSERT_EQUAL(b.prep_bytes, 64 << 10);
     CU_ASSERT_EQUAL(b.pack_bytes, 256 << 10);
     setenv("CONVT3D_CPU_L2", "junk", 1); /* ignored: the machine's size stays */
     const cpu_cache_sizes mine = cpu_cache_sizes_get();

@@ -205,7 +205,7 @@ NCDHW_TILES(DEF_NCDHW_PAIR)
 static const ncdhw_pair_fn ncdhw_pairs[NCDHW_MAXV][NCDHW_MAXO] = {NCDHW_TILES(REF_NCDHW_PAIR)};
 
 /* Scratch layout of the NCDHW row kernel: a few prepared-chunk slots (see
- * ncdhw_prep_slot; as many as pl->cache.prep_bytes holds, a quarter of L1d:
+ * ncdhw_prep_slot; as many as pl->cache.prep_bytes holds, a quarter of L2:
  * tiling.h), then the tile buffer [2][channel][L]. */
 #define NCDHW_PREP_SLOTS_MAX 8
 
