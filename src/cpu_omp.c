@@ -198,6 +198,7 @@ static int plan_common(cpu_plan *pl, const convt3d_shape *shape, const cpu_impl 
     pl->row = pl->kernel->row;
     pl->cogp = stored_cog(shape, im);
     pl->stream = want_streaming(shape);
+    pl->cache = cpu_cache_budget_here();
     /* Kernels over whole rows read a position's channels of every group, up
      * to a vector past the last one (through lane masks, but the zeros stand
      * for a whole position); the input-channel-lane tiles read whole vectors

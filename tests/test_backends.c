@@ -18,7 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "cpu/cachesize.h"
 #include "cpu/tiling.h"
 #include "test_util.h"
 
@@ -747,6 +750,138 @@ static void cpu_every_implementation_forced(void)
     }
 }
 
+/* ---- cache sizes and the blocking derived from them ---------------------- */
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* One fake sysfs cache entry root/index<i> {level, type, size}. */
+static void fake_cache_index(const char *root, int i, const char *level, const char *type,
+                             const char *size)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/index%d", root, i);
+    CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0700), 0);
+    write_text(dir, "level", level);
+    write_text(dir, "type", type);
+    if (size)
+        write_text(dir, "size", size);
+}
+
+static void remove_fake_cache(const char *root, int n)
+{
+    static const char *names[] = {"level", "type", "size"};
+    for (int i = 0; i < n; i++) {
+        char path[600];
+        for (int k = 0; k < 3; k++) {
+            snprintf(path, sizeof path, "%s/index%d/%s", root, i, names[k]);
+            unlink(path);
+        }
+        snprintf(path, sizeof path, "%s/index%d", root, i);
+        rmdir(path);
+    }
+    rmdir(root);
+}
+
+/* The sysfs parser picks the data caches of each level (not the L1
+ * instruction cache listed first), units K and M; a tree without the
+ * answer (or none at all) gives the documented fallback. */
+static void cpu_cache_size_detection(void)
+{
+    CU_ASSERT_EQUAL(cpu_cache_parse_size("48K\n"), 48 << 10);
+    CU_ASSERT_EQUAL(cpu_cache_parse_size("1024K"), 1 << 20);
+    CU_ASSERT_EQUAL(cpu_cache_parse_size("2M"), 2 << 20);
+    CU_ASSERT_EQUAL(cpu_cache_parse_size("65536"), 65536);
+    CU_ASSERT_EQUAL(cpu_cache_parse_size(""), -1);
+    CU_ASSERT_EQUAL(cpu_cache_parse_size("0"), -1);
+    CU_ASSERT_EQUAL(cpu_cache_parse_size("-4K"), -1);
+    CU_ASSERT_EQUAL(cpu_cache_parse_size("12Q"), -1);
+    CU_ASSERT_EQUAL(cpu_cache_parse_size(NULL), -1);
+
+    char root[] = "/tmp/convt3d-cacheXXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+    fake_cache_index(root, 0, "1\n", "Instruction\n", "32K\n");
+    fake_cache_index(root, 1, "1\n", "Data\n", "80K\n");
+    fake_cache_index(root, 2, "2\n", "Unified\n", "3M\n");
+    fake_cache_index(root, 3, "3\n", "Unified\n", "32768K\n");
+    cpu_cache_sizes c = cpu_cache_sizes_detect(root, 0);
+    CU_ASSERT_EQUAL(c.l1d, 80 << 10);
+    CU_ASSERT_EQUAL(c.l2, 3 << 20);
+    remove_fake_cache(root, 4);
+
+    char bare[] = "/tmp/convt3d-cacheXXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(bare));
+    fake_cache_index(bare, 0, "1\n", "Instruction\n", "32K\n");
+    fake_cache_index(bare, 1, "2\n", "Unified\n", NULL); /* no size file */
+    c = cpu_cache_sizes_detect(bare, 0);
+    CU_ASSERT_EQUAL(c.l1d, CPU_CACHE_L1D_FALLBACK);
+    CU_ASSERT_EQUAL(c.l2, CPU_CACHE_L2_FALLBACK);
+    remove_fake_cache(bare, 2);
+    c = cpu_cache_sizes_detect("/nonexistent/convt3d", 0);
+    CU_ASSERT(c.l1d == CPU_CACHE_L1D_FALLBACK && c.l2 == CPU_CACHE_L2_FALLBACK);
+
+    /* this machine: something sane, whatever the source */
+    c = cpu_cache_sizes_detect("/sys/devices/system/cpu/cpu0/cache", 1);
+    CU_ASSERT(c.l1d >= 4096 && c.l1d <= (64 << 20) && c.l2 >= c.l1d);
+    printf("\n  this machine: L1d %lld KiB, L2 %lld KiB", (long long)(c.l1d >> 10),
+           (long long)(c.l2 >> 10));
+}
+
+/* The budgets follow the sizes (the rule of tiling.h), the override
+ * reaches them, and the plan's choice responds: the NCDHW input-channel
+ * tile of a problem whose transposed rows take 36 KiB is taken with this
+ * machine's L2 and passed over with a 16 KiB one. */
+static void cpu_cache_budget_rule(void)
+{
+    const cpu_cache_budget zen3 = cpu_cache_budget_of(32 << 10, 512 << 10);
+    const cpu_cache_budget zen5 = cpu_cache_budget_of(48 << 10, 1 << 20);
+    CU_ASSERT_EQUAL(zen5.pack_bytes, 1 << 20);
+    CU_ASSERT_EQUAL(zen5.icl_rows_bytes, 2 << 20);
+    CU_ASSERT_EQUAL(zen5.prep_bytes, 256 << 10);
+    CU_ASSERT(zen3.pack_bytes < zen5.pack_bytes && zen3.icl_rows_bytes < zen5.icl_rows_bytes &&
+              zen3.prep_bytes < zen5.prep_bytes);
+
+    const char *old_l1 = getenv("CONVT3D_CPU_L1D"), *old_l2 = getenv("CONVT3D_CPU_L2");
+    char *keep_l1 = old_l1 ? strdup(old_l1) : NULL, *keep_l2 = old_l2 ? strdup(old_l2) : NULL;
+    setenv("CONVT3D_CPU_L1D", "65536", 1);
+    setenv("CONVT3D_CPU_L2", "262144", 1);
+    const cpu_cache_budget b = cpu_cache_budget_here();
+    CU_ASSERT_EQUAL(b.prep_bytes, 64 << 10);
+    CU_ASSERT_EQUAL(b.pack_bytes, 256 << 10);
+    setenv("CONVT3D_CPU_L2", "junk", 1); /* ignored: the machine's size stays */
+    const cpu_cache_sizes mine = cpu_cache_sizes_get();
+    CU_ASSERT(mine.l1d == 65536 && mine.l2 != 0);
+
+    const target *cpu = &targets[T_CPU];
+    const char *fewout = "mb1 ic64 oc2 g1 in3x4x8 k3x3x5 s1x3x2 p1x0x2 op0x0x0";
+    char name[160];
+    unsetenv("CONVT3D_CPU_L1D");
+    unsetenv("CONVT3D_CPU_L2");
+    CU_ASSERT_FATAL(plan_kernel_on(cpu, fewout, name, sizeof name));
+    if (strstr(name, "__generic")) {
+        test_skip("only the generic kernel runs here");
+    } else {
+        CU_ASSERT(strstr(name, "_iclanes_ncdhw__") != NULL);
+        setenv("CONVT3D_CPU_L2", "16384", 1);
+        CU_ASSERT_FATAL(plan_kernel_on(cpu, fewout, name, sizeof name));
+        CU_ASSERT(strstr(name, "_gather_ncdhw__") != NULL);
+    }
+    unsetenv("CONVT3D_CPU_L2");
+    if (keep_l1)
+        setenv("CONVT3D_CPU_L1D", keep_l1, 1);
+    if (keep_l2)
+        setenv("CONVT3D_CPU_L2", keep_l2, 1);
+    free(keep_l1);
+    free(keep_l2);
+}
+
 /* ---- the CPU tiling policy, without the kernels ------------------------- */
 
 /* The policy over a 16-lane description (the AVX-512 tile maxima) gives the
@@ -839,6 +974,8 @@ void register_backend_tests(void)
         {"cpu: every implementation forced where it applies, refused elsewhere",
          cpu_every_implementation_forced},
         {"cpu: the tiling policy on the bench shapes", cpu_tiling_policy},
+        {"cpu: cache sizes from sysfs, sysconf or the fallback", cpu_cache_size_detection},
+        {"cpu: the cache budgets follow the sizes and the override", cpu_cache_budget_rule},
         {NULL, NULL}};
     add_suite("backends", tests);
 }

@@ -145,6 +145,7 @@ struct cpu_plan {
      * the weights are stored [g][kd][kh][kw][oc < cog][ic < cigp], C_in/G
      * padded with zeros to cigp (whole vectors). */
     int64_t cigp;
+    cpu_cache_budget cache;    /* from the machine's caches, at plan creation */
     int stream;                /* y is large: kernels may write it with streaming stores */
     /* NCDHW input-row packing (0 slots: off): each needed input row (id, ih)
      * of a group is copied, all cig channels, into a per-thread slot of

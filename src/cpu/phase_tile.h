@@ -205,15 +205,14 @@ NCDHW_TILES(DEF_NCDHW_PAIR)
 static const ncdhw_pair_fn ncdhw_pairs[NCDHW_MAXV][NCDHW_MAXO] = {NCDHW_TILES(REF_NCDHW_PAIR)};
 
 /* Scratch layout of the NCDHW row kernel: a few prepared-chunk slots (see
- * ncdhw_prep_slot), then the tile buffer
- * [2][channel][L]. */
+ * ncdhw_prep_slot; as many as pl->cache.prep_bytes holds, a quarter of L2:
+ * tiling.h), then the tile buffer [2][channel][L]. */
 #define NCDHW_PREP_SLOTS_MAX 8
-#define NCDHW_PREP_BUDGET ((size_t)256 << 10)
 
 static size_t ncdhw_slot_bytes(const cpu_plan *pl);
 static int ncdhw_prep_slots(const cpu_plan *pl)
 {
-    const size_t n = NCDHW_PREP_BUDGET / ncdhw_slot_bytes(pl);
+    const size_t n = (size_t)pl->cache.prep_bytes / ncdhw_slot_bytes(pl);
     return n < 1 ? 1 : n > NCDHW_PREP_SLOTS_MAX ? NCDHW_PREP_SLOTS_MAX : (int)n;
 }
 static size_t ncdhw_prep_bytes(const cpu_plan *pl)

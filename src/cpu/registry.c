@@ -240,12 +240,9 @@ static const cpu_family ndhwc = {CONVT3D_LAYOUT_NDHWC, ndhwc_kernel, NULL, NULL,
                                  ndhwc_describe};
 static const cpu_family ndhwc_dw = {CONVT3D_LAYOUT_NDHWC, ndhwc_dw_kernel, ndhwc_dw_applicable,
                                     NULL, ndhwc_rows_describe};
-/* Per-thread bytes of the NCDHW input-channel-lane tile's transposed input
- * rows above which the walk passes it over (it would not stay in L2). */
-#define ICL_CACHE_MAX_BYTES ((double)(2 << 20))
-
 /* The NDHWC rule; the transposed rows (cpu/iclanes.h: twice the kD x kH
- * rows of an output row, each in_w x cigp floats) must fit; then the
+ * rows of an output row, each in_w x cigp floats) must fit the budget of
+ * the machine's caches (cpu_cache_budget_of: twice the L2); then the
  * tiling policy's rule (cpu_icl_ncdhw_worthwhile).  The portable kernel
  * reads its channels a plane apart: never taken by the walk. */
 static int ncdhw_icl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
@@ -260,7 +257,7 @@ static int ncdhw_icl_passed_over(const cpu_impl *im, const convt3d_shape *s, cha
     const double lanes = (double)im->isa->ic_lanes;
     const double cigp = (double)((s->cig + im->isa->ic_lanes - 1) / im->isa->ic_lanes) * lanes;
     const double bytes = 2.0 * (double)s->k[0] * (double)s->k[1] * (double)s->in[2] * cigp * 4;
-    if (bytes > ICL_CACHE_MAX_BYTES) {
+    if (bytes > (double)cpu_cache_budget_here().icl_rows_bytes) {
         snprintf(why, why_size, "its transposed input rows would take %.0f KiB a thread",
                  bytes / 1024);
         return 1;

@@ -4,8 +4,6 @@
 
 #include "rowpack.h"
 
-/* Above this much per thread, packing is off and tiles read x in place. */
-#define CPU_PACK_MAX_BYTES ((int64_t)1 << 20)
 
 static void tap_delta_range(const cpu_dim_phases *ph, int64_t *lo, int64_t *hi)
 {
@@ -23,6 +21,8 @@ static void tap_delta_range(const cpu_dim_phases *ph, int64_t *lo, int64_t *hi)
  * The zero margins also make every tile load whole.  A slot holds one input
  * row (all channels of a group); enough slots for the rows of consecutive
  * output rows: (most D taps of a phase) x (H tap offsets spanned + 1).
+ * Above pl->cache.pack_bytes a thread (the L2: tiling.h) packing is off
+ * and tiles read x in place.
  * CONVT3D_CPU_PACK=0|1 turns it off or on where it fits (for the tests). */
 void cpu_plan_row_packing(cpu_plan *pl)
 {
@@ -56,7 +56,7 @@ void cpu_plan_row_packing(cpu_plan *pl)
     const int64_t right = cpu_max64(0, jlast + whi - (s->in[2] - 1));
     const int64_t row = (left + s->in[2] + right + 15) / 16 * 16;
     const int64_t slots = cpu_max64(1, nd * (hhi - hlo + 2));
-    if ((double)slots * (double)s->cig * (double)row * sizeof(float) > (double)CPU_PACK_MAX_BYTES)
+    if ((double)slots * (double)s->cig * (double)row * sizeof(float) > (double)pl->cache.pack_bytes)
         return;
     pl->pack_slots = (int)slots;
     pl->pack_left = left;

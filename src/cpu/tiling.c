@@ -1,8 +1,25 @@
 /* The CPU tiling policy (tiling.h), moved out of the tile kernels. */
 #include <stdio.h>
 
+#include "cachesize.h"
 #include "kernels.h"
 #include "tiling.h"
+
+cpu_cache_budget cpu_cache_budget_of(int64_t l1d, int64_t l2)
+{
+    (void)l1d; /* nothing L1d-bound yet: tiling.h */
+    cpu_cache_budget b;
+    b.prep_bytes = l2 / 4;
+    b.pack_bytes = l2;
+    b.icl_rows_bytes = 2 * l2;
+    return b;
+}
+
+cpu_cache_budget cpu_cache_budget_here(void)
+{
+    const cpu_cache_sizes c = cpu_cache_sizes_get();
+    return cpu_cache_budget_of(c.l1d, c.l2);
+}
 
 int64_t cpu_even_block(int64_t n, int64_t max)
 {

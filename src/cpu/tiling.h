@@ -31,6 +31,33 @@ typedef struct cpu_tiling {
     int64_t w_block; /* output channels per weight block; 0: not blocked */
 } cpu_tiling;
 
+/* The byte budgets of the plan's cache-bound choices, from one core's L1d
+ * and L2 (cpu/cachesize.h) by the rule below (cpu_cache_budget_of). */
+typedef struct cpu_cache_budget {
+    int64_t prep_bytes;     /* NCDHW row kernel: its prepared-chunk slots */
+    int64_t pack_bytes;     /* NCDHW input-row packing: the rows, per thread */
+    int64_t icl_rows_bytes; /* NCDHW input-channel-lane tile: transposed rows */
+} cpu_cache_budget;
+
+/* The rule, from the bytes of L1d and L2 of a core:
+ *  - the NCDHW prepared-chunk slots (tap lists and lane masks) at most a
+ *    quarter of the L2; a row touches only the slots of its own chunks, so
+ *    this caps the scratch, not the hot set (a quarter of L1d would leave
+ *    AVX2 plans with kW = 7, 2.4 KiB a slot, 3-5 slots instead of 8);
+ *  - packed NCDHW input rows at most the L2: they are read again by every
+ *    output row that needs them, so they must stay there;
+ *  - the transposed rows of the input-channel-lane tile at most twice the
+ *    L2: only the kD x kH rows of the current output row are hot, half the
+ *    slots (the other half keeps rows shared with the next output row).
+ * On the Zen 5 core the constants were tuned on (1 MiB L2) these equal the
+ * old fixed 256 KiB, 1 MiB and 2 MiB.  No choice is bound by L1d yet: the
+ * register tiles stream their weights from L2 by design; L1d is read for
+ * the C_in blocking of a GEMM-style micro-kernel (issue 14, deliverable 2). */
+CONVT3D_INTERNAL cpu_cache_budget cpu_cache_budget_of(int64_t l1d, int64_t l2);
+
+/* The budget of this machine (or of CONVT3D_CPU_L1D / CONVT3D_CPU_L2). */
+CONVT3D_INTERNAL cpu_cache_budget cpu_cache_budget_here(void);
+
 /* Splits n into the fewest blocks of at most max, as even as possible:
  * the block size. */
 CONVT3D_INTERNAL int64_t cpu_even_block(int64_t n, int64_t max);
