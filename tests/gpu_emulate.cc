@@ -387,7 +387,7 @@ double igemm_tolerance(int math, convt3d_dtype type)
 /* Problems of each layout with a dilation above 1 (any dim; in W: one the
  * phase kernel does not take), which the summary line reports. */
 int g_dilated[2], g_w_dilated[2];
-/* Half-data problems whose A tile went in runs along W, and of them with x
+/* Tensor-core problems whose A tile went in runs along W, and of them with x
  * one element off 16-byte alignment (the summary line reports them). */
 int g_runs, g_runs_off;
 
@@ -400,15 +400,15 @@ emu_body igemm_body_kc(igemm_shape t, bool kc, bool runs)
     if constexpr (MATH != IGEMM_FFMA)
         if (kc)
             return igemm_body_for<MATH, T, true>(t);
-    if constexpr (MATH == IGEMM_HALF)
+    if constexpr (MATH != IGEMM_FFMA)
         if (runs)
             return igemm_body_for<MATH, T, false, true>(t);
     return igemm_body_for<MATH, T>(t);
 }
 
 /* Sets prob's input W to the smallest size (up to 48) whose every W phase
- * has a multiple of 8 output positions (igemm_runs_apply); false if none. */
-bool make_runs_apply(convt3d_problem &prob)
+ * has a multiple of rl output positions (igemm_runs_apply); false if none. */
+bool make_runs_apply(convt3d_problem &prob, int rl)
 {
     for (int w = 1; w <= 48; w++) {
         convt3d_problem q = prob;
@@ -419,7 +419,7 @@ bool make_runs_apply(convt3d_problem &prob)
         convt3d_shape_from_problem(&q, &s);
         bool all = s.out[2] > 0;
         for (int r = 0; r < (int)s.s[2]; r++)
-            all = all && phase_entry_of(&s, 2, r).qcount % 8 == 0;
+            all = all && phase_entry_of(&s, 2, r).qcount % rl == 0;
         if (all) {
             prob = q;
             return true;
@@ -442,10 +442,9 @@ int run_igemm_as(int i, convt3d_dtype type)
      * does not take unless the W stride is a multiple of it): the FMA
      * engine's automatic domain since it took the generic kernel's */
     const bool want_wdil = i % 4 == 1;
-    /* half data in NCDHW: the 16-byte runs along W (igemm_plan.runs) two
+    /* tensor cores in NCDHW: the 16-byte runs along W (igemm_plan.runs) two
      * times in three, x one element off 16-byte alignment every other time */
-    const bool want_runs =
-        MATH == IGEMM_HALF && layout == CONVT3D_LAYOUT_NCDHW && rand_in(0, 2) != 0;
+    const bool want_runs = tc && layout == CONVT3D_LAYOUT_NCDHW && rand_in(0, 2) != 0;
     const int chunk = MATH == IGEMM_HALF ? 8 : 4;
     convt3d_problem prob;
     for (int tries = 0;; tries++) {
@@ -456,7 +455,7 @@ int run_igemm_as(int i, convt3d_dtype type)
             if (convt3d_validate(&prob) != CONVT3D_SUCCESS)
                 continue;
         }
-        if (want_runs && !make_runs_apply(prob) && tries < 1000)
+        if (want_runs && !make_runs_apply(prob, MATH == IGEMM_HALF ? 8 : 4) && tries < 1000)
             continue;
         if (!want_kc || (prob.in_channels / prob.groups) % chunk == 0 || tries >= 1000)
             break;

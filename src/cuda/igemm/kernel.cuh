@@ -330,6 +330,45 @@ CT3D_DEV void igemm_fetch_runs(const igemm_params &p, const igemm_cursor<1> &c,
     }
 }
 
+/* RUNS on f32 data (TF32, 3xTF32): runs of RL = 4 positions, copied by
+ * cp.async as one 16-byte copy where the tap leaves them 16-byte aligned,
+ * two 8-byte ones where 8-byte aligned, else (and at edges, padding and
+ * channels past C_in/G) element by element. */
+template <int WM, int WN, int MATH>
+CT3D_DEV void igemm_copy_runs(const igemm_params &p, const igemm_cursor<1> &c,
+                              const igemm_pos &rp, float *buf, int tid)
+{
+    using C = igemm_cfg<WM, WN, MATH, false, true>;
+    static_assert(C::ES == 4 && C::RL == 4 && C::BK % C::RRS == 0, "runs of 4 floats");
+    const float *x = static_cast<const float *>(p.x);
+    const int row0 = tid / C::RPR, col = (tid - row0 * C::RPR) * C::RL;
+    bool dh = rp.valid;
+    for (int d = 0; d < 2; d++)
+        dh = dh && (unsigned)(rp.i[d] - c.t[d] * p.dm[d]) < (unsigned)p.in[d];
+    const int iw = rp.i[2] - c.t[2] * p.dm[2];
+    const bool inrow = dh && iw >= 0 && iw + C::RL <= p.in[2];
+    const float *src = x + c.aoff[0];
+    CT3D_UNROLL
+    for (int j = 0; j < C::RJ; j++) {
+        const bool okc = c.ic0 + row0 + j * C::RRS < p.cig;
+        float *dst = buf + (row0 + j * C::RRS) * C::AP + col;
+        const unsigned a = (unsigned)(reinterpret_cast<unsigned long long>(src) & 15);
+        if (okc && inrow && a == 0) {
+            copy16(dst, src, true);
+        } else if (okc && inrow && a == 8) {
+            copy8(dst, src, true);
+            copy8(dst + 2, src + 2, true);
+        } else {
+            CT3D_UNROLL
+            for (int e = 0; e < C::RL; e++) {
+                const bool ok = okc && dh && (unsigned)(iw + e) < (unsigned)p.in[2];
+                copy4(dst + e, ok ? src + e : x, ok);
+            }
+        }
+        src += (long long)C::RRS * p.xs[1];
+    }
+}
+
 /* Bytes o .. o + 15 of the 32 in w[0..7] (o even): two word shifts by
  * selection, then a 16-bit funnel shift. */
 CT3D_DEV void igemm_realign(const unsigned (&w)[8], int o, unsigned (&v)[4])
@@ -635,10 +674,11 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
         return; /* a phase without taps, or more cluster ranks than K steps */
     igemm_cursor<C::MSA> cur = igemm_cursor_at(p, tl, pos, row0, s0);
     constexpr bool staged = !KC && !RUNS && sizeof(T) != sizeof(float);
-    /* the register stage of the widened half inputs, or of the runs;
+    constexpr bool hruns = RUNS && sizeof(T) != sizeof(float); /* runs through registers */
+    /* the register stage of the widened half inputs, or of the half runs;
      * nothing where cp.async copies A (f32 x, or KC) */
     typename std::conditional<
-        RUNS, igemm_rstage<WM, WN, MATH>,
+        hruns, igemm_rstage<WM, WN, MATH>,
         typename std::conditional<staged, igemm_astage<WM, WN, MATH>, igemm_no_astage>::type>::type
         st;
     (void)st;
@@ -648,9 +688,11 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
             float *buf = smem + s * C::STAGE;
             if constexpr (KC) {
                 igemm_copy_a_kc<WM, WN, MATH>(p, cur, buf, tid);
-            } else if constexpr (RUNS) {
+            } else if constexpr (hruns) {
                 igemm_fetch_runs<WM, WN, MATH>(p, cur, pos[0], st, tid);
                 igemm_put_runs<WM, WN, MATH>(st, buf, tid);
+            } else if constexpr (RUNS) {
+                igemm_copy_runs<WM, WN, MATH>(p, cur, pos[0], buf, tid);
             } else if constexpr (staged) {
                 igemm_fetch_a<WM, WN, MATH, T>(p, cur, st, tid);
                 igemm_put_a<WM, WN, MATH, T>(st, buf, tid);
@@ -670,8 +712,10 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
         if (next < n) {
             if constexpr (KC)
                 igemm_copy_a_kc<WM, WN, MATH>(p, cur, nbuf, tid);
-            else if constexpr (RUNS)
+            else if constexpr (hruns)
                 igemm_fetch_runs<WM, WN, MATH>(p, cur, pos[0], st, tid);
+            else if constexpr (RUNS)
+                igemm_copy_runs<WM, WN, MATH>(p, cur, pos[0], nbuf, tid);
             else if constexpr (staged)
                 igemm_fetch_a<WM, WN, MATH, T>(p, cur, st, tid);
             else
@@ -684,7 +728,7 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
         if constexpr (staged)
             if (next < n)
                 igemm_put_a<WM, WN, MATH, T>(st, nbuf, tid); /* read after the next syncs */
-        if constexpr (RUNS)
+        if constexpr (hruns)
             if (next < n)
                 igemm_put_runs<WM, WN, MATH>(st, nbuf, tid);
     }

@@ -72,12 +72,15 @@ igemm_fn igemm_kernel_for(const igemm_plan &ip, bool kc)
     case IGEMM_TF32:
         if (type != CONVT3D_F32)
             return nullptr;
-        return kc ? tc_kernel_for<IGEMM_TF32, float, true>(t) : tc_kernel_for<IGEMM_TF32, float>(t);
+        return kc        ? tc_kernel_for<IGEMM_TF32, float, true>(t)
+               : ip.runs ? tc_kernel_for<IGEMM_TF32, float, false, true>(t)
+                         : tc_kernel_for<IGEMM_TF32, float>(t);
     case IGEMM_3XTF32:
         if (type != CONVT3D_F32)
             return nullptr;
-        return kc ? tc_kernel_for<IGEMM_3XTF32, float, true>(t)
-                  : tc_kernel_for<IGEMM_3XTF32, float>(t);
+        return kc        ? tc_kernel_for<IGEMM_3XTF32, float, true>(t)
+               : ip.runs ? tc_kernel_for<IGEMM_3XTF32, float, false, true>(t)
+                         : tc_kernel_for<IGEMM_3XTF32, float>(t);
     case IGEMM_HALF:
         if (kc)
             return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_HALF, f16_t, true>(t)

@@ -107,10 +107,11 @@ bool igemm_kc_applies(const convt3d_shape *s, int math)
 
 bool igemm_runs_apply(const convt3d_shape *s, const igemm_params &p, int math)
 {
-    if (math != IGEMM_HALF || s->layout != CONVT3D_LAYOUT_NCDHW)
+    if (math == IGEMM_FFMA || s->layout != CONVT3D_LAYOUT_NCDHW)
         return false;
+    const int rl = math == IGEMM_HALF ? 8 : 4; /* igemm_cfg::RL: 16 bytes */
     for (int r = 0; r < p.s[2]; r++)
-        if (p.ph[2][r].qcount % 8 != 0) /* igemm_cfg::RL */
+        if (p.ph[2][r].qcount % rl != 0)
             return false;
     return true;
 }

@@ -55,9 +55,10 @@ size_t igemm_smem_bytes(igemm_shape t, int math, bool kc);
  * cores, NDHWC, C_in/G a multiple of a 16-byte chunk of the element type. */
 bool igemm_kc_applies(const convt3d_shape *s, int math);
 
-/* Whether the A tile of p (filled for s) may go in runs of 8 positions
- * along W: half data on the tensor cores, NCDHW, and every W phase's
- * positions a multiple of 8, so that no run crosses a W row. */
+/* Whether the A tile of p (filled for s) may go in 16-byte runs of
+ * positions along W (8 half or 4 float): the tensor cores, NCDHW, and every
+ * W phase's positions a multiple of the run, so that no run crosses a W
+ * row. */
 bool igemm_runs_apply(const convt3d_shape *s, const igemm_params &p, int math);
 
 /* The shapes compiled for the tensor-core inner products (a subset of
