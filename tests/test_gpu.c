@@ -541,12 +541,13 @@ static void test_misaligned_pointers(void)
     CU_ASSERT(st.checks > 0);
 }
 
-/* The tensor-core igemm's half-data NCDHW input runs (igemm_plan.runs:
- * 16-byte loads of 8 positions along W, realigned in registers): problems
+/* The tensor-core igemm's NCDHW input runs (igemm_plan.runs: half data in
+ * 16-byte loads of 8 positions along W realigned in registers, f32 data for
+ * TF32 in 16- or 8-byte cp.async of 4 positions): problems
  * whose output W is a multiple of 8 strides, so that every W phase holds a
  * multiple of 8 positions; 16-80 input channels, taps of every alignment,
  * padding (runs that fall back to element loads at the edges), groups,
- * dilation; each tensor-core block shape, f16 and bf16, device tensors
+ * dilation; each tensor-core block shape; f16, bf16 and TF32; device tensors
  * aligned and one element past their allocation (no covering 16-byte word
  * may reach outside x). */
 static void test_igemm_half_runs(void)
@@ -577,17 +578,21 @@ static void test_igemm_half_runs(void)
         if (!found || convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS || sh.macs > 3e6 ||
             sh.y_elems > 400000)
             continue;
-        const int half = i % 2;
-        p.x_type = p.w_type = p.bias_type = p.y_type = half ? CONVT3D_BF16 : CONVT3D_F16;
-        const char *impl = half ? "cuda/bf16_igemm_mma" : "cuda/f16_igemm_mma";
-        setenv("CONVT3D_CUDA_IGEMM", shapes[i % 6], 1);
+        static const convt3d_dtype types[] = {CONVT3D_F16, CONVT3D_BF16, CONVT3D_F32};
+        static const char *const impls[] = {"cuda/f16_igemm_mma", "cuda/bf16_igemm_mma",
+                                            "cuda/tf32_igemm_mma"};
+        const convt3d_dtype type = types[i % 3];
+        const convt3d_math_mode math = type == CONVT3D_F32 ? CONVT3D_MATH_TF32 : CONVT3D_MATH_F32;
+        p.x_type = p.w_type = p.bias_type = p.y_type = type;
+        const char *impl = impls[i % 3];
+        setenv("CONVT3D_CUDA_IGEMM", shapes[(i / 3) % 6], 1);
         for (int m = 0; m < 2; m++) {
             const pointer_mode mode = m ? DEVICE_POINTERS_MISALIGNED : DEVICE_POINTERS;
             const check_result res = check_implementation_math(
-                &p, (convt3d_device){CONVT3D_DEVICE_CUDA, 0}, impl, CONVT3D_MATH_F32,
-                rng_next(&r), mode, mode_tolerance(p.y_type, CONVT3D_MATH_F32, TOL));
+                &p, (convt3d_device){CONVT3D_DEVICE_CUDA, 0}, impl, math, rng_next(&r), mode,
+                mode_tolerance(type, math, TOL));
             if (!res.ok)
-                printf("\n  FAILED %s (tile %s, %s): %s", impl, shapes[i % 6],
+                printf("\n  FAILED %s (tile %s, %s): %s", impl, shapes[(i / 3) % 6],
                        m ? "misaligned" : "aligned", res.message);
             CU_ASSERT(res.ok);
         }
@@ -990,7 +995,7 @@ static const test_entry gpu_tests[] = {
     {"cuda: implicit-GEMM kernel, many channels, each block shape", test_igemm_channels},
     {"cuda: few-output-channel kernel, C_in/G 16-150, chunks, both layouts", test_fewout_channels},
     {"cuda: every implementation on misaligned device tensors", test_misaligned_pointers},
-    {"cuda: half-data igemm input runs along W (NCDHW), aligned and misaligned",
+    {"cuda: tensor-core igemm input runs along W (NCDHW), aligned and misaligned",
      test_igemm_half_runs},
     {"cuda: plans with different tiles coexist", test_plans_coexist},
     {"cuda: caller's current device kept", test_current_device_kept},
