@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <type_traits>
 #include <vector>
 
@@ -314,27 +315,27 @@ int run_phase(int i, const char *force)
 
 /* ---- the implicit-GEMM kernel -------------------------------------------- */
 
-template <int WM, int WN, int MATH, class T, bool KC>
+template <int WM, int WN, int MATH, class T, bool KC, bool RUNS = false>
 void igemm_body(const emu_thread &t)
 {
     const igemm_params &p = *static_cast<const igemm_params *>(t.params);
     for (long long c = 0; c < p.ntiles; c++) {
-        igemm_block<WM, WN, MATH, T, KC>(p, t.smem[t.rank], t.tid, c * p.cs + t.rank);
+        igemm_block<WM, WN, MATH, T, KC, RUNS>(p, t.smem[t.rank], t.tid, c * p.cs + t.rank);
         ct3d_emulate_cluster_sync(); /* the next cluster reuses the blocks */
     }
 }
 
 typedef void (*emu_body)(const emu_thread &);
 
-template <int MATH, class T, bool KC = false>
+template <int MATH, class T, bool KC = false, bool RUNS = false>
 emu_body igemm_body_for(igemm_shape t)
 {
     if (t.wm == 2 && t.wn == 4)
-        return igemm_body<2, 4, MATH, T, KC>;
+        return igemm_body<2, 4, MATH, T, KC, RUNS>;
     if (t.wm == 4 && t.wn == 2)
-        return igemm_body<4, 2, MATH, T, KC>;
+        return igemm_body<4, 2, MATH, T, KC, RUNS>;
     if (t.wm == 4 && t.wn == 1)
-        return igemm_body<4, 1, MATH, T, KC>;
+        return igemm_body<4, 1, MATH, T, KC, RUNS>;
     if constexpr (MATH == IGEMM_FFMA) {
         if (t.wm == 2 && t.wn == 2)
             return igemm_body<2, 2, MATH, T, KC>;
@@ -390,16 +391,45 @@ double igemm_tolerance(int math, convt3d_dtype type)
 /* Problems of each layout with a dilation above 1 (any dim; in W: one the
  * phase kernel does not take), which the summary line reports. */
 int g_dilated[2], g_w_dilated[2];
+/* Tensor-core problems whose A tile went in runs along W, and of them with x
+ * one element off 16-byte alignment (the summary line reports them). */
+int g_runs, g_runs_off;
 
 /* The body for shape t, K-contiguous A or not (only the tensor cores have
- * that path: the FMA engine's is never instantiated). */
+ * that path: the FMA engine's is never instantiated), runs along W or not
+ * (half data only, igemm_plan.runs). */
 template <int MATH, class T>
-emu_body igemm_body_kc(igemm_shape t, bool kc)
+emu_body igemm_body_kc(igemm_shape t, bool kc, bool runs)
 {
     if constexpr (MATH != IGEMM_FFMA)
         if (kc)
             return igemm_body_for<MATH, T, true>(t);
+    if constexpr (MATH != IGEMM_FFMA)
+        if (runs)
+            return igemm_body_for<MATH, T, false, true>(t);
     return igemm_body_for<MATH, T>(t);
+}
+
+/* Sets prob's input W to the smallest size (up to 48) whose every W phase
+ * has a multiple of rl output positions (igemm_runs_apply); false if none. */
+bool make_runs_apply(convt3d_problem &prob, int rl)
+{
+    for (int w = 1; w <= 48; w++) {
+        convt3d_problem q = prob;
+        q.in_size[2] = w;
+        if (convt3d_validate(&q) != CONVT3D_SUCCESS)
+            continue;
+        convt3d_shape s;
+        convt3d_shape_from_problem(&q, &s);
+        bool all = s.out[2] > 0;
+        for (int r = 0; r < (int)s.s[2]; r++)
+            all = all && phase_entry_of(&s, 2, r).qcount % rl == 0;
+        if (all) {
+            prob = q;
+            return true;
+        }
+    }
+    return false;
 }
 
 template <int MATH, class T>
@@ -416,6 +446,9 @@ int run_igemm_as(int i, convt3d_dtype type)
      * does not take unless the W stride is a multiple of it): the FMA
      * engine's automatic domain since it took the generic kernel's */
     const bool want_wdil = i % 4 == 1;
+    /* tensor cores in NCDHW: the 16-byte runs along W (igemm_plan.runs) two
+     * times in three, x one element off 16-byte alignment every other time */
+    const bool want_runs = tc && layout == CONVT3D_LAYOUT_NCDHW && rand_in(0, 2) != 0;
     const int chunk = MATH == IGEMM_HALF ? 8 : 4;
     convt3d_problem prob;
     for (int tries = 0;; tries++) {
@@ -426,6 +459,8 @@ int run_igemm_as(int i, convt3d_dtype type)
             if (convt3d_validate(&prob) != CONVT3D_SUCCESS)
                 continue;
         }
+        if (want_runs && !make_runs_apply(prob, MATH == IGEMM_HALF ? 8 : 4) && tries < 1000)
+            continue;
         if (!want_kc || (prob.in_channels / prob.groups) % chunk == 0 || tries >= 1000)
             break;
     }
@@ -435,6 +470,7 @@ int run_igemm_as(int i, convt3d_dtype type)
     g_w_dilated[nd] += prob.stride[2] % prob.dilation[2] != 0;
     const bool kc = igemm_kc_applies(&d.s, MATH);
     const igemm_shape t = shapes[rand_in(0, tc ? 2 : 5)];
+    const bool off = want_runs && i % 2 == 1; /* x one element past 16-byte alignment */
     const int cs = 1 << rand_in(0, 3);
     igemm_params p;
     size_t smem;
@@ -449,21 +485,28 @@ int run_igemm_as(int i, convt3d_dtype type)
     std::vector<unsigned short> w16(w.size()); /* the entry's half_weights: narrowed, exact */
     for (size_t e = 0; e < w.size(); e++)
         w16[e] = type == CONVT3D_BF16 ? convt3d_f32_to_bf16(w[e]) : convt3d_f32_to_f16(w[e]);
-    std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
+    std::vector<T> xv = typed<T>(d.x), b = typed<T>(d.b);
+    std::vector<T> x(xv.size() + off); /* off: x[0] a NaN that no result may see */
+    x[0] = typed<T>(std::vector<float>(1, NAN))[0];
+    std::copy(xv.begin(), xv.end(), x.begin() + off);
     std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
-    p.x = x.data();
+    p.x = x.data() + off;
     p.w = MATH == IGEMM_HALF ? reinterpret_cast<const float *>(w16.data()) : w.data();
     p.bias = d.p.has_bias ? b.data() : nullptr;
     p.y = y.data();
-    emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float), igemm_body_kc<MATH, T>(t, kc),
-                    &p);
+    const bool runs = igemm_runs_apply(&d.s, p, MATH);
+    g_runs += runs;
+    g_runs_off += runs && off;
+    emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float),
+                    igemm_body_kc<MATH, T>(t, kc, runs), &p);
     std::vector<float> yf(y.size());
     for (size_t e = 0; e < y.size(); e++)
         yf[e] = widen(y[e]);
     static const char *const names[] = {"ffma", "tf32", "3xtf32", "half"};
     char what[96];
-    snprintf(what, sizeof what, "igemm %s %s %d,%d cs %d%s", names[MATH],
-             convt3d_dtype_name(type), t.wm, t.wn, cs, kc ? " kc" : "");
+    snprintf(what, sizeof what, "igemm %s %s %d,%d cs %d%s%s%s", names[MATH],
+             convt3d_dtype_name(type), t.wm, t.wn, cs, kc ? " kc" : "", runs ? " runs" : "",
+             off ? " x+1" : "");
     return check(d, yf, what, igemm_tolerance(MATH, type)) ? 0 : 1;
 }
 
@@ -890,6 +933,8 @@ int main(int argc, char **argv)
         printf(" (dilated: %d NCDHW, %d NDHWC; a W dilation not dividing the W stride: %d "
                "NCDHW, %d NDHWC)",
                g_dilated[0], g_dilated[1], g_w_dilated[0], g_w_dilated[1]);
+    if (igemm && g_runs)
+        printf(" (runs along W: %d, x off alignment in %d)", g_runs, g_runs_off);
     if (fewout)
         printf(" (%d with several weight chunks)", g_fewout_chunked);
     if (dwlast)

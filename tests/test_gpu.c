@@ -597,6 +597,66 @@ static void test_misaligned_pointers(void)
     CU_ASSERT(st.checks > 0);
 }
 
+/* The tensor-core igemm's NCDHW input runs (igemm_plan.runs: half data in
+ * 16-byte loads of 8 positions along W realigned in registers, f32 data for
+ * TF32 in 16- or 8-byte cp.async of 4 positions): problems
+ * whose output W is a multiple of 8 strides, so that every W phase holds a
+ * multiple of 8 positions; 16-80 input channels, taps of every alignment,
+ * padding (runs that fall back to element loads at the edges), groups,
+ * dilation; each tensor-core block shape; f16, bf16 and TF32; device tensors
+ * aligned and one element past their allocation (no covering 16-byte word
+ * may reach outside x). */
+static void test_igemm_half_runs(void)
+{
+    if (skip_without_gpu())
+        return;
+    static const char *const shapes[] = {"2,4,1", "4,2,1", "4,1,1", "2,4,2", "4,2,4", "4,1,8"};
+    const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
+    const int count = count_env && *count_env ? (atoi(count_env) + 3) / 4 : 24;
+    rng r = rng_make(test_seed() * 41 + 13);
+    for (int i = 0, tries = 0; i < count && tries < 400 * count; tries++) {
+        convt3d_problem p = random_problem(&r, 4e5, 40000);
+        p.layout = CONVT3D_LAYOUT_NCDHW;
+        p.groups = rng_int(&r, 1, 2);
+        p.in_channels = p.groups * rng_int(&r, 16, 80);
+        p.out_channels = p.groups * rng_int(&r, 8, 100);
+        if (i % 3 == 1)
+            p.dilation[2] = rng_int(&r, 2, 3);
+        p.output_padding[2] = 0;
+        int found = 0;
+        for (int64_t w = 1; w <= 48 && !found; w++) {
+            p.in_size[2] = w;
+            convt3d_shape sh;
+            found = convt3d_shape_from_problem(&p, &sh) == CONVT3D_SUCCESS &&
+                    sh.out[2] % (8 * sh.s[2]) == 0;
+        }
+        convt3d_shape sh;
+        if (!found || convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS || sh.macs > 3e6 ||
+            sh.y_elems > 400000)
+            continue;
+        static const convt3d_dtype types[] = {CONVT3D_F16, CONVT3D_BF16, CONVT3D_F32};
+        static const char *const impls[] = {"cuda/f16_igemm_mma", "cuda/bf16_igemm_mma",
+                                            "cuda/tf32_igemm_mma"};
+        const convt3d_dtype type = types[i % 3];
+        const convt3d_math_mode math = type == CONVT3D_F32 ? CONVT3D_MATH_TF32 : CONVT3D_MATH_F32;
+        p.x_type = p.w_type = p.bias_type = p.y_type = type;
+        const char *impl = impls[i % 3];
+        setenv("CONVT3D_CUDA_IGEMM", shapes[(i / 3) % 6], 1);
+        for (int m = 0; m < 2; m++) {
+            const pointer_mode mode = m ? DEVICE_POINTERS_MISALIGNED : DEVICE_POINTERS;
+            const check_result res = check_implementation_math(
+                &p, (convt3d_device){CONVT3D_DEVICE_CUDA, 0}, impl, math, rng_next(&r), mode,
+                mode_tolerance(type, math, TOL));
+            if (!res.ok)
+                printf("\n  FAILED %s (tile %s, %s): %s", impl, shapes[(i / 3) % 6],
+                       m ? "misaligned" : "aligned", res.message);
+            CU_ASSERT(res.ok);
+        }
+        unsetenv("CONVT3D_CUDA_IGEMM");
+        i++;
+    }
+}
+
 /* Plans with different tiles of one kernel coexist: a plan created later
  * (smaller shared-memory tile) must not break an earlier one. */
 static void test_plans_coexist(void)
@@ -993,6 +1053,8 @@ static const test_entry gpu_tests[] = {
     {"cuda: channels-last depthwise kernel, channel counts, registry harness",
      test_dwlast_channels},
     {"cuda: every implementation on misaligned device tensors", test_misaligned_pointers},
+    {"cuda: tensor-core igemm input runs along W (NCDHW), aligned and misaligned",
+     test_igemm_half_runs},
     {"cuda: plans with different tiles coexist", test_plans_coexist},
     {"cuda: caller's current device kept", test_current_device_kept},
     {"cuda: several GPUs (cuda:N)", test_several_gpus},

@@ -56,6 +56,11 @@ CT3D_DEV void copy16(float *dst, const float *src, bool valid)
     for (int j = 0; j < 4; j++)
         dst[j] = valid ? src[j] : 0.0f;
 }
+CT3D_DEV void copy8(float *dst, const float *src, bool valid)
+{
+    for (int j = 0; j < 2; j++)
+        dst[j] = valid ? src[j] : 0.0f;
+}
 CT3D_DEV void copy_wait() {}
 #else
 CT3D_DEV void copy4(float *dst, const float *src, bool valid)
@@ -70,6 +75,13 @@ CT3D_DEV void copy16(float *dst, const float *src, bool valid)
     const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src),
                  "r"(valid ? 16 : 0)
+                 : "memory");
+}
+CT3D_DEV void copy8(float *dst, const float *src, bool valid)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(s), "l"(src),
+                 "r"(valid ? 8 : 0)
                  : "memory");
 }
 CT3D_DEV void copy_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }

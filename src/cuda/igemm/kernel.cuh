@@ -33,7 +33,7 @@ float *ct3d_emulate_cluster_smem(float *smem, int rank);
 
 namespace ct3d {
 
-template <int WM, int WN, int MATH = IGEMM_FFMA, bool KC = false>
+template <int WM, int WN, int MATH = IGEMM_FFMA, bool KC = false, bool RUNS = false>
 struct igemm_cfg {
     static constexpr int BM = 64 * WM, BN = 32 * WN, NT = 32 * WM * WN;
     static constexpr int BK = kIgemmBK, STAGES = 3;
@@ -64,7 +64,15 @@ struct igemm_cfg {
     static constexpr int B4 = BK * BN / BE;    /* 16-byte copies of B a step */
     /* KC: a thread copies chunk tid % CPP of positions tid / CPP + s NT / CPP */
     static constexpr int CPP = BK / BE;
-    static constexpr int MSA = KC ? BM * CPP / NT : MS; /* positions whose A a thread copies */
+    /* RUNS (igemm_plan.runs, NCDHW): a thread fetches RL positions of one
+     * channel that lie in one W row of x as 16 bytes (run tid % RPR of the
+     * tile, channels tid / RPR + j RRS, j < RJ). */
+    static constexpr int RL = 16 / ES;       /* positions a run */
+    static constexpr int RPR = BM / RL;      /* runs a channel row of As */
+    static constexpr int RRS = NT / RPR;     /* channel rows apart */
+    static constexpr int RJ = BK / RRS;      /* channels a thread */
+    /* positions whose A a thread copies (RUNS: a run's first) */
+    static constexpr int MSA = KC ? BM * CPP / NT : RUNS ? 1 : MS;
     static_assert(BM % NT == 0 || NT % BM == 0, "positions split evenly");
     static_assert(BK % RS == 0 && BN % RS == 0, "rows split evenly");
 };
@@ -261,6 +269,146 @@ CT3D_DEV void igemm_put_a(const igemm_astage<WM, WN, MATH> &st, float *buf, int 
             else
                 buf[at] = widen_bits(static_cast<const T *>(nullptr), st.bits[s][j]);
         }
+}
+
+/* RUNS (igemm_plan.runs: NCDHW half data, every W phase's positions a
+ * multiple of RL): the RL = 8 positions of a run lie in one W row of x, so
+ * at a tap they are RL consecutive elements -- at any 2-byte alignment,
+ * since the tap shifts them.  Where they lie inside x the thread fetches
+ * the one or two aligned 16-byte words that cover them (2 loads instead of
+ * 8) and realigns them in registers after the step in between has been
+ * computed; at image edges and padding it falls back to element loads. */
+template <int WM, int WN, int MATH>
+struct igemm_rstage {
+    using C = igemm_cfg<WM, WN, MATH, false, true>;
+    /* per channel j: the covering words (o[j] >= 0: the byte offset of the
+     * run in them) or the RL elements one a word (o[j] < 0) */
+    unsigned w[C::RJ][8];
+    int o[C::RJ];
+};
+
+template <int WM, int WN, int MATH>
+CT3D_DEV void igemm_fetch_runs(const igemm_params &p, const igemm_cursor<1> &c,
+                               const igemm_pos &rp, igemm_rstage<WM, WN, MATH> &st, int tid)
+{
+    using C = igemm_cfg<WM, WN, MATH, false, true>;
+    static_assert(C::ES == 2 && C::RL == 8 && C::BK % C::RRS == 0, "runs of 8 half elements");
+    const unsigned short *x = static_cast<const unsigned short *>(p.x);
+    const unsigned short *xend = x + p.nimg * p.xs[0]; /* NCDHW: the whole tensor */
+    const int row0 = tid / C::RPR;
+    /* the run at this tap: D and H inside x, and where along W it starts */
+    bool dh = rp.valid;
+    for (int d = 0; d < 2; d++)
+        dh = dh && (unsigned)(rp.i[d] - c.t[d] * p.dm[d]) < (unsigned)p.in[d];
+    const int iw = rp.i[2] - c.t[2] * p.dm[2];
+    const bool inrow = dh && iw >= 0 && iw + C::RL <= p.in[2];
+    const unsigned short *src = x + c.aoff[0];
+    CT3D_UNROLL
+    for (int j = 0; j < C::RJ; j++) {
+        const bool okc = c.ic0 + row0 + j * C::RRS < p.cig;
+        const int o = (int)(reinterpret_cast<unsigned long long>(src) & 15);
+        const unsigned short *lo = src - o / 2;
+        /* the covering words must lie inside x too (x may start or end
+         * inside a 16-byte word) */
+        if (okc && inrow && lo >= x && lo + (o ? 16 : 8) <= xend) {
+            const uint4 a = CT3D_LDG(reinterpret_cast<const uint4 *>(lo));
+            uint4 b = {0u, 0u, 0u, 0u};
+            if (o)
+                b = CT3D_LDG(reinterpret_cast<const uint4 *>(lo + 8));
+            st.w[j][0] = a.x, st.w[j][1] = a.y, st.w[j][2] = a.z, st.w[j][3] = a.w;
+            st.w[j][4] = b.x, st.w[j][5] = b.y, st.w[j][6] = b.z, st.w[j][7] = b.w;
+            st.o[j] = o;
+        } else {
+            CT3D_UNROLL
+            for (int e = 0; e < C::RL; e++) {
+                const bool ok = okc && dh && (unsigned)(iw + e) < (unsigned)p.in[2];
+                st.w[j][e] = ok ? load_bits(src + e) : 0u; /* +0 in both types */
+            }
+            st.o[j] = -1;
+        }
+        src += (long long)C::RRS * p.xs[1];
+    }
+}
+
+/* RUNS on f32 data (TF32, 3xTF32): runs of RL = 4 positions, copied by
+ * cp.async as one 16-byte copy where the tap leaves them 16-byte aligned,
+ * two 8-byte ones where 8-byte aligned, else (and at edges, padding and
+ * channels past C_in/G) element by element. */
+template <int WM, int WN, int MATH>
+CT3D_DEV void igemm_copy_runs(const igemm_params &p, const igemm_cursor<1> &c,
+                              const igemm_pos &rp, float *buf, int tid)
+{
+    using C = igemm_cfg<WM, WN, MATH, false, true>;
+    static_assert(C::ES == 4 && C::RL == 4 && C::BK % C::RRS == 0, "runs of 4 floats");
+    const float *x = static_cast<const float *>(p.x);
+    const int row0 = tid / C::RPR, col = (tid - row0 * C::RPR) * C::RL;
+    bool dh = rp.valid;
+    for (int d = 0; d < 2; d++)
+        dh = dh && (unsigned)(rp.i[d] - c.t[d] * p.dm[d]) < (unsigned)p.in[d];
+    const int iw = rp.i[2] - c.t[2] * p.dm[2];
+    const bool inrow = dh && iw >= 0 && iw + C::RL <= p.in[2];
+    const float *src = x + c.aoff[0];
+    CT3D_UNROLL
+    for (int j = 0; j < C::RJ; j++) {
+        const bool okc = c.ic0 + row0 + j * C::RRS < p.cig;
+        float *dst = buf + (row0 + j * C::RRS) * C::AP + col;
+        const unsigned a = (unsigned)(reinterpret_cast<unsigned long long>(src) & 15);
+        if (okc && inrow && a == 0) {
+            copy16(dst, src, true);
+        } else if (okc && inrow && a == 8) {
+            copy8(dst, src, true);
+            copy8(dst + 2, src + 2, true);
+        } else {
+            CT3D_UNROLL
+            for (int e = 0; e < C::RL; e++) {
+                const bool ok = okc && dh && (unsigned)(iw + e) < (unsigned)p.in[2];
+                copy4(dst + e, ok ? src + e : x, ok);
+            }
+        }
+        src += (long long)C::RRS * p.xs[1];
+    }
+}
+
+/* Bytes o .. o + 15 of the 32 in w[0..7] (o even): two word shifts by
+ * selection, then a 16-bit funnel shift. */
+CT3D_DEV void igemm_realign(const unsigned (&w)[8], int o, unsigned (&v)[4])
+{
+    unsigned u[8];
+    CT3D_UNROLL
+    for (int k = 0; k < 8; k++)
+        u[k] = w[k];
+    CT3D_UNROLL
+    for (int k = 0; k < 6; k++)
+        u[k] = (o & 8) ? u[k + 2] : u[k];
+    CT3D_UNROLL
+    for (int k = 0; k < 5; k++)
+        u[k] = (o & 4) ? u[k + 1] : u[k];
+    const int sh = (o & 2) * 8;
+    CT3D_UNROLL
+    for (int k = 0; k < 4; k++)
+        v[k] = (unsigned)((((unsigned long long)u[k + 1] << 32) | u[k]) >> sh);
+}
+
+/* The fetched runs into As[BK][AP]: one 16-byte store a run and channel. */
+template <int WM, int WN, int MATH>
+CT3D_DEV void igemm_put_runs(const igemm_rstage<WM, WN, MATH> &st, float *buf, int tid)
+{
+    using C = igemm_cfg<WM, WN, MATH, false, true>;
+    const int row0 = tid / C::RPR, col = (tid - row0 * C::RPR) * C::RL;
+    unsigned short *as = reinterpret_cast<unsigned short *>(buf);
+    CT3D_UNROLL
+    for (int j = 0; j < C::RJ; j++) {
+        unsigned v[4];
+        if (st.o[j] >= 0) {
+            igemm_realign(st.w[j], st.o[j], v);
+        } else {
+            CT3D_UNROLL
+            for (int k = 0; k < 4; k++)
+                v[k] = (st.w[j][2 * k] & 0xffffu) | (st.w[j][2 * k + 1] << 16);
+        }
+        const uint4 r = {v[0], v[1], v[2], v[3]};
+        *reinterpret_cast<uint4 *>(as + (row0 + j * C::RRS) * C::AP + col) = r;
+    }
 }
 
 template <int WM, int WN, int MATH>
@@ -513,22 +661,26 @@ CT3D_DEV void igemm_zero(A &acc)
 
 /* The tile's K steps [s0, s1) through the pipeline (every thread of the
  * block calls it; it synchronises). */
-template <int WM, int WN, int MATH, bool KC, class T, class A>
+template <int WM, int WN, int MATH, bool KC, class T, class A, bool RUNS = false>
 CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
-                               const igemm_pos (&pos)[igemm_cfg<WM, WN, MATH, KC>::MSA],
+                               const igemm_pos (&pos)[igemm_cfg<WM, WN, MATH, KC, RUNS>::MSA],
                                float *smem, int tid, int s0, int s1, A &acc)
 {
-    using C = igemm_cfg<WM, WN, MATH, KC>;
+    using C = igemm_cfg<WM, WN, MATH, KC, RUNS>;
     /* the thread's first channel of a step */
-    const int row0 = KC ? (tid % C::CPP) * C::BE : tid / C::BM;
+    const int row0 = KC ? (tid % C::CPP) * C::BE : RUNS ? tid / C::RPR : tid / C::BM;
     const int n = s1 - s0;
     if (n <= 0)
         return; /* a phase without taps, or more cluster ranks than K steps */
     igemm_cursor<C::MSA> cur = igemm_cursor_at(p, tl, pos, row0, s0);
-    constexpr bool staged = !KC && sizeof(T) != sizeof(float);
-    /* the register stage of the widened half inputs; nothing where cp.async
-     * copies A (f32 x, or KC) */
-    typename std::conditional<staged, igemm_astage<WM, WN, MATH>, igemm_no_astage>::type st;
+    constexpr bool staged = !KC && !RUNS && sizeof(T) != sizeof(float);
+    constexpr bool hruns = RUNS && sizeof(T) != sizeof(float); /* runs through registers */
+    /* the register stage of the widened half inputs, or of the half runs;
+     * nothing where cp.async copies A (f32 x, or KC) */
+    typename std::conditional<
+        hruns, igemm_rstage<WM, WN, MATH>,
+        typename std::conditional<staged, igemm_astage<WM, WN, MATH>, igemm_no_astage>::type>::type
+        st;
     (void)st;
     CT3D_UNROLL
     for (int s = 0; s < C::STAGES - 1; s++) {
@@ -536,6 +688,11 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
             float *buf = smem + s * C::STAGE;
             if constexpr (KC) {
                 igemm_copy_a_kc<WM, WN, MATH>(p, cur, buf, tid);
+            } else if constexpr (hruns) {
+                igemm_fetch_runs<WM, WN, MATH>(p, cur, pos[0], st, tid);
+                igemm_put_runs<WM, WN, MATH>(st, buf, tid);
+            } else if constexpr (RUNS) {
+                igemm_copy_runs<WM, WN, MATH>(p, cur, pos[0], buf, tid);
             } else if constexpr (staged) {
                 igemm_fetch_a<WM, WN, MATH, T>(p, cur, st, tid);
                 igemm_put_a<WM, WN, MATH, T>(st, buf, tid);
@@ -555,6 +712,10 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
         if (next < n) {
             if constexpr (KC)
                 igemm_copy_a_kc<WM, WN, MATH>(p, cur, nbuf, tid);
+            else if constexpr (hruns)
+                igemm_fetch_runs<WM, WN, MATH>(p, cur, pos[0], st, tid);
+            else if constexpr (RUNS)
+                igemm_copy_runs<WM, WN, MATH>(p, cur, pos[0], nbuf, tid);
             else if constexpr (staged)
                 igemm_fetch_a<WM, WN, MATH, T>(p, cur, st, tid);
             else
@@ -567,6 +728,9 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
         if constexpr (staged)
             if (next < n)
                 igemm_put_a<WM, WN, MATH, T>(st, nbuf, tid); /* read after the next syncs */
+        if constexpr (hruns)
+            if (next < n)
+                igemm_put_runs<WM, WN, MATH>(st, nbuf, tid);
     }
     copy_wait_groups<0>();
 }
@@ -647,7 +811,8 @@ CT3D_DEV void igemm_store(const igemm_params &p, const igemm_tile &tl,
     }
 }
 
-template <int WM, int WN, int MATH = IGEMM_FFMA, class T = float, bool KC = false>
+template <int WM, int WN, int MATH = IGEMM_FFMA, class T = float, bool KC = false,
+          bool RUNS = false>
 CT3D_DEV void igemm_block(const igemm_params &p, float *smem, int tid, long long vb)
 {
     using C = igemm_cfg<WM, WN, MATH>;
@@ -659,7 +824,7 @@ CT3D_DEV void igemm_block(const igemm_params &p, float *smem, int tid, long long
     /* the positions a thread stores (and, but for KC, copies) */
     igemm_pos pos[C::MS];
     const int col = tid % C::BM;
-    if constexpr (!KC)
+    if constexpr (!KC && !RUNS)
         CT3D_UNROLL
         for (int s = 0; s < C::MS; s++)
             pos[s] = igemm_pos_of(p, tl, tl.m0 + col + s * C::NT);
@@ -674,11 +839,16 @@ CT3D_DEV void igemm_block(const igemm_params &p, float *smem, int tid, long long
             for (int s = 0; s < K::MSA; s++)
                 apos[s] = igemm_pos_of(p, tl, tl.m0 + tid / K::CPP + s * (K::NT / K::CPP));
             igemm_accumulate<WM, WN, MATH, true, T>(p, tl, apos, smem, tid, s0, s1, acc);
+        } else if constexpr (RUNS) {
+            using R = igemm_cfg<WM, WN, MATH, false, true>;
+            igemm_pos rpos[1] = {igemm_pos_of(p, tl, tl.m0 + (tid % R::RPR) * R::RL)};
+            igemm_accumulate<WM, WN, MATH, false, T, decltype(acc), true>(p, tl, rpos, smem, tid,
+                                                                          s0, s1, acc);
         } else {
             igemm_accumulate<WM, WN, MATH, false, T>(p, tl, pos, smem, tid, s0, s1, acc);
         }
     }
-    if constexpr (KC) /* worked out now: they need no registers during the K loop */
+    if constexpr (KC || RUNS) /* worked out now: they need no registers during the K loop */
         CT3D_UNROLL
         for (int s = 0; s < C::MS; s++)
             pos[s] = igemm_pos_of(p, tl, tl.m0 + col + s * C::NT);

@@ -12,14 +12,14 @@ namespace {
 
 /* 128 registers a thread: two 256-thread blocks (or four 128-thread ones) a
  * multiprocessor, 64 of them the accumulators. */
-template <int WM, int WN, int MATH, class T, bool KC = false>
+template <int WM, int WN, int MATH, class T, bool KC = false, bool RUNS = false>
 __global__ void __launch_bounds__(32 * WM * WN, 16 / (WM * WN)) igemm_kernel(const igemm_params p)
 {
     extern __shared__ __align__(16) float smem[];
     const long long nblocks = p.ntiles * p.cs;
     /* gridDim.x is a multiple of cs: a block keeps its rank in the cluster */
     for (long long vb = blockIdx.x; vb < nblocks; vb += gridDim.x) {
-        igemm_block<WM, WN, MATH, T, KC>(p, smem, threadIdx.x, vb);
+        igemm_block<WM, WN, MATH, T, KC, RUNS>(p, smem, threadIdx.x, vb);
         __syncthreads(); /* the next tile's copies overwrite shared memory */
     }
 }
@@ -46,19 +46,21 @@ igemm_fn ffma_kernel_for(igemm_shape t)
 
 /* The tensor-core instantiations of one inner product and data type
  * (igemm_tc_shape_compiled). */
-template <int MATH, class T, bool KC = false>
+template <int MATH, class T, bool KC = false, bool RUNS = false>
 igemm_fn tc_kernel_for(igemm_shape t)
 {
     if (t.wm == 2 && t.wn == 4)
-        return igemm_kernel<2, 4, MATH, T, KC>;
+        return igemm_kernel<2, 4, MATH, T, KC, RUNS>;
     if (t.wm == 4 && t.wn == 2)
-        return igemm_kernel<4, 2, MATH, T, KC>;
+        return igemm_kernel<4, 2, MATH, T, KC, RUNS>;
     if (t.wm == 4 && t.wn == 1)
-        return igemm_kernel<4, 1, MATH, T, KC>;
+        return igemm_kernel<4, 1, MATH, T, KC, RUNS>;
     return nullptr;
 }
 
-/* kc: the K-contiguous A copies (igemm_plan.kc, when x allows them). */
+/* kc: the K-contiguous A copies (igemm_plan.kc, when x allows them); the
+ * 16-byte runs along W (igemm_plan.runs) check their own bounds and need
+ * no alignment of x. */
 igemm_fn igemm_kernel_for(const igemm_plan &ip, bool kc)
 {
     const igemm_shape t = ip.t;
@@ -70,16 +72,23 @@ igemm_fn igemm_kernel_for(const igemm_plan &ip, bool kc)
     case IGEMM_TF32:
         if (type != CONVT3D_F32)
             return nullptr;
-        return kc ? tc_kernel_for<IGEMM_TF32, float, true>(t) : tc_kernel_for<IGEMM_TF32, float>(t);
+        return kc        ? tc_kernel_for<IGEMM_TF32, float, true>(t)
+               : ip.runs ? tc_kernel_for<IGEMM_TF32, float, false, true>(t)
+                         : tc_kernel_for<IGEMM_TF32, float>(t);
     case IGEMM_3XTF32:
         if (type != CONVT3D_F32)
             return nullptr;
-        return kc ? tc_kernel_for<IGEMM_3XTF32, float, true>(t)
-                  : tc_kernel_for<IGEMM_3XTF32, float>(t);
+        return kc        ? tc_kernel_for<IGEMM_3XTF32, float, true>(t)
+               : ip.runs ? tc_kernel_for<IGEMM_3XTF32, float, false, true>(t)
+                         : tc_kernel_for<IGEMM_3XTF32, float>(t);
     case IGEMM_HALF:
         if (kc)
             return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_HALF, f16_t, true>(t)
                    : type == CONVT3D_BF16 ? tc_kernel_for<IGEMM_HALF, bf16_t, true>(t)
+                                          : nullptr;
+        if (ip.runs)
+            return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_HALF, f16_t, false, true>(t)
+                   : type == CONVT3D_BF16 ? tc_kernel_for<IGEMM_HALF, bf16_t, false, true>(t)
                                           : nullptr;
         return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_HALF, f16_t>(t)
                : type == CONVT3D_BF16 ? tc_kernel_for<IGEMM_HALF, bf16_t>(t)

@@ -105,6 +105,17 @@ bool igemm_kc_applies(const convt3d_shape *s, int math)
     return math != IGEMM_FFMA && s->layout == CONVT3D_LAYOUT_NDHWC && s->cig % chunk == 0;
 }
 
+bool igemm_runs_apply(const convt3d_shape *s, const igemm_params &p, int math)
+{
+    if (math == IGEMM_FFMA || s->layout != CONVT3D_LAYOUT_NCDHW)
+        return false;
+    const int rl = math == IGEMM_HALF ? 8 : 4; /* igemm_cfg::RL: 16 bytes */
+    for (int r = 0; r < p.s[2]; r++)
+        if (p.ph[2][r].qcount % rl != 0)
+            return false;
+    return true;
+}
+
 size_t igemm_smem_bytes(igemm_shape t, int math, bool kc)
 {
     const long long pad = math == IGEMM_FFMA ? 0 : 8;   /* igemm_cfg::PAD */
@@ -301,6 +312,7 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
     out->math = math;
     out->type = s->y_type;
     out->kc = kc;
+    out->runs = igemm_runs_apply(s, p, math);
     return true;
 }
 
@@ -463,11 +475,11 @@ void igemm_entry_describe(const cuda_plan &k, char *buf, size_t size)
     const igemm_params &p = ip.p;
     snprintf(buf, size,
              "%s: warps %d x %d (tile %d x %d), clusters of %d, %lld tiles in %d tap "
-             "classes, %d K steps a tap, %lld blocks, %zu B shared%s%s%s",
+             "classes, %d K steps a tap, %lld blocks, %zu B shared%s%s%s%s",
              k.impl->name, ip.t.wm, ip.t.wn, 64 * ip.t.wm, 32 * ip.t.wn, p.cs, p.ntiles, p.nclass,
              p.kchunks, k.blocks, k.smem_bytes,
-             ip.kc ? ", 16-byte input copies along the channels" : "", k.note[0] ? "; " : "",
-             k.note);
+             ip.kc ? ", 16-byte input copies along the channels" : "",
+             ip.runs ? ", 16-byte input runs along W" : "", k.note[0] ? "; " : "", k.note);
 }
 
 } // namespace ct3d

@@ -22,6 +22,9 @@ struct igemm_plan {
      * channels (igemm_kc_applies; the launch falls back when x is not
      * 16-byte aligned). */
     bool kc;
+    /* The A tile fetched in 16-byte runs of positions along W
+     * (igemm_kernel.cuh's igemm_fetch_runs; igemm_runs_apply). */
+    bool runs;
 };
 
 /* What an entry of the family computes (cuda_impl.variant; NULL: the FMA
@@ -51,6 +54,12 @@ size_t igemm_smem_bytes(igemm_shape t, int math, bool kc);
 /* Whether s allows the K-contiguous A tile with inner product math: tensor
  * cores, NDHWC, C_in/G a multiple of a 16-byte chunk of the element type. */
 bool igemm_kc_applies(const convt3d_shape *s, int math);
+
+/* Whether the A tile of p (filled for s) may go in 16-byte runs of
+ * positions along W (8 half or 4 float): the tensor cores, NCDHW, and every
+ * W phase's positions a multiple of the run, so that no run crosses a W
+ * row. */
+bool igemm_runs_apply(const convt3d_shape *s, const igemm_params &p, int math);
 
 /* The shapes compiled for the tensor-core inner products (a subset of
  * igemm_shape_compiled: the ones the planner picks). */
