@@ -220,8 +220,8 @@ static void test_fewout_rule(void)
  * half MMA keeps the suite's stride-2 shapes with 32+ channels a group
  * (unet_up_k2s2, k4s2p1, k3s2p1op1_wide), the phase kernel on half data
  * takes kernelbench (8 channels a group) in both layouts and k3s1p1 (stride
- * 1, 32 -> 32, 27 taps) in NCDHW, the half dwtile the depthwise shape in
- * NCDHW (the half phase kernel in NDHWC).  Then a grid: no f32 entry ever,
+ * 1, 32 -> 32, 27 taps) in NCDHW, the depthwise kernels the depthwise
+ * shape (dwtile in NCDHW).  Then a grid: no f32 entry ever,
  * and the half phase kernel exactly where the rule says (fewer than 16
  * channels a group, or NCDHW at stride 1 with <= 32 channels and >= 27
  * taps). */
@@ -232,7 +232,7 @@ static const char *half_expected(const char *shape, convt3d_layout layout)
     if (strcmp(shape, "k3s1p1") == 0)
         return layout == CONVT3D_LAYOUT_NCDHW ? "_phase_tiled_1x8x8" : "_igemm_mma";
     if (strcmp(shape, "depthwise") == 0)
-        return layout == CONVT3D_LAYOUT_NCDHW ? "_dwtile_run8" : "_phase_";
+        return layout == CONVT3D_LAYOUT_NCDHW ? "_dwtile_run8" : "_depthwise_phase_4";
     return "_igemm_mma";
 }
 

@@ -37,7 +37,7 @@
  *      planner which one it picks; the others are passed over;
  *   3b. the phase kernel on f16/bf16 data (x, bias and y widened on staging,
  *      f32 weights and accumulation, rounded once on store), 8 channels a
- *      thread: what the half MMA (0.) passes over, depthwise NDHWC too;
+ *      thread: what the half MMA (0.) passes over but depthwise problems;
  *   4. the depthwise phase kernel (simple/) for C_in/G = C_out/G = 1;
  *   5. the generic direct kernel (simple/), which runs anything: what the
  *      phase kernel does not take with fewer than 4 channels a group on
