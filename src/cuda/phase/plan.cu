@@ -536,9 +536,9 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
      * (with 8, ptxas spills 1 KB at 96 registers); an 8th tile field of 0
      * keeps the 128-register build, for measuring. */
     out->type = s->y_type;
-    out->occ3 = !c.half && out->sw == 2 && out->qw == 4 && out->oct == 4 && phase_features(best.p) == 0 &&
-                best.p.nthreads <= 64 && 3 * ((long long)best.smem + 1024) <= lim.smem_sm &&
-                !(is_forced && forced[7] == 0);
+    out->occ3 = !c.half && out->sw == 2 && out->qw == 4 && out->oct == 4 &&
+                phase_features(best.p) == 0 && best.p.nthreads <= 64 &&
+                3 * ((long long)best.smem + 1024) <= lim.smem_sm && !(is_forced && forced[7] == 0);
     return true;
 }
 
