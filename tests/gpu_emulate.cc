@@ -13,8 +13,9 @@
 // exactly; odd ones uniform, relative L2 error <= 1e-5), plans from the
 // planner with H200 limits; phase: KERNEL is grouped or tiled (the forced
 // variants, with 4, 8 or the planner's channels a thread) or "" (the phase
-// planner's own choice), a third of the problems with a random
-// CONVT3D_CUDA_TILE; igemm: every block shape and cluster size, MATH ""
+// planner's own choice), or f16 / bf16 (x, bias and y of that type, f32
+// weights, the planner's choice among the half builds), a third of the
+// problems with a random CONVT3D_CUDA_TILE; igemm: every block shape and cluster size, MATH ""
 // (the FMA engine), tf32 or 3xtf32 (tensor cores on f32 data, mma.sync
 // modelled as loops over its fragment layout), f16 or bf16 (tensor cores on
 // half data), each in both layouts, every fourth problem dilated along W,
@@ -195,7 +196,11 @@ problem_data make_data(const convt3d_problem &p, bool ints, convt3d_dtype type =
                              : (float)((next_random() % 20001) / 10000.0 - 1.0),
                         type);
     d.ref.resize(d.s.y_elems);
-    convt3d_reference(&p, d.x.data(), d.w.data(), p.has_bias ? d.b.data() : nullptr,
+    /* the data are kept in f32 whatever the problem's types (which a
+     * planner may read) */
+    convt3d_problem pf = p;
+    pf.x_type = pf.w_type = pf.bias_type = pf.y_type = CONVT3D_F32;
+    convt3d_reference(&pf, d.x.data(), d.w.data(), p.has_bias ? d.b.data() : nullptr,
                       d.ref.data());
     return d;
 }
@@ -249,103 +254,6 @@ const device_limits kH200 = {232448, 233472, 132};
 
 int g_fewout_chunked; /* fewout problems with several weight chunks */
 
-/* ---- the phase kernel ---------------------------------------------------- */
-
-template <int SW, int QW, int OCT, int F>
-void phase_body(const emu_thread &t)
-{
-    const phase_params &p = *static_cast<const phase_params *>(t.params);
-    for (long long vb = 0; vb < p.nblocks; vb++) {
-        phase_block<SW, QW, OCT, F>(p, t.smem[0], t.tid, vb);
-        ct3d_emulate_sync(); /* as the __global__ entry between blocks */
-    }
-}
-
-template <int SW, int QW, int OCT>
-void (*phase_body_for_features(int f))(const emu_thread &)
-{
-    switch (f) {
-    case 0: return phase_body<SW, QW, OCT, 0>;
-    case kSliced: return phase_body<SW, QW, OCT, kSliced>;
-    case kFused: return phase_body<SW, QW, OCT, kFused>;
-    default: return phase_body<SW, QW, OCT, kSliced | kFused>;
-    }
-}
-
-void (*phase_body_for(const phase_plan &k))(const emu_thread &)
-{
-    const int f = phase_features(k.p);
-    if (k.sw == 2)
-        return k.oct == 8 ? phase_body_for_features<2, 4, 8>(f) : phase_body_for_features<2, 4, 4>(f);
-    return k.oct == 8 ? phase_body_for_features<1, 8, 8>(f) : phase_body_for_features<1, 8, 4>(f);
-}
-
-/* Returns 1 on failure, 0 on success, -1 when the phase kernel does not
- * take the problem. */
-int run_phase(int i, const char *force)
-{
-    const convt3d_layout layout = rand_in(0, 1) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
-    const problem_data d = make_data(random_problem(9, 12, 2, false, layout), i % 2 == 0);
-    char tile[64];
-    const bool forced = rand_in(0, 2) == 0;
-    snprintf(tile, sizeof tile, "%d,%d,%d,%d,%d,1,%d,1,%d", rand_in(1, 8), 1 << rand_in(0, 3),
-             1 << rand_in(0, 2), rand_in(1, 4), rand_in(1, 9), rand_in(0, 1), rand_in(0, 1));
-    static const int octs[] = {0, 4, 8};
-    const int want_all = strcmp(force, "grouped") == 0 ? 1 : strcmp(force, "tiled") == 0 ? 0 : -1;
-    const int oct = want_all < 0 ? 0 : octs[rand_in(0, 2)];
-    char why[160], note[160] = "";
-    phase_plan k;
-    if (!phase_kernel_applies(&d.s, why, sizeof why) ||
-        !plan_phase(&d.s, kH200, want_all, oct, forced ? tile : nullptr, &k, note, sizeof note))
-        return -1;
-    std::vector<float> w = pack_weights(d, k.p.ocb, k.p.nocb), y(d.s.y_elems, NAN);
-    phase_params p = k.p;
-    p.x = d.x.data();
-    p.w = w.data();
-    p.bias = d.p.has_bias ? d.b.data() : nullptr;
-    p.y = y.data();
-    p.vec_store = 0;
-    emulate_cluster(1, p.nthreads, k.smem / sizeof(float), phase_body_for(k), &p);
-    char what[600];
-    snprintf(what, sizeof what, "%s toc%d tx%d ty%d tz%d ks%d cic%d fuse_w %d%s%s",
-             phase_name(k.all, k.sw, k.oct), p.toc, p.tx, p.ty, p.tz, p.ks, p.cic, p.fuse_w,
-             note[0] ? "; " : "", note);
-    return check(d, y, what) ? 0 : 1;
-}
-
-/* ---- the implicit-GEMM kernel -------------------------------------------- */
-
-template <int WM, int WN, int MATH, class T, bool KC, bool RUNS = false>
-void igemm_body(const emu_thread &t)
-{
-    const igemm_params &p = *static_cast<const igemm_params *>(t.params);
-    for (long long c = 0; c < p.ntiles; c++) {
-        igemm_block<WM, WN, MATH, T, KC, RUNS>(p, t.smem[t.rank], t.tid, c * p.cs + t.rank);
-        ct3d_emulate_cluster_sync(); /* the next cluster reuses the blocks */
-    }
-}
-
-typedef void (*emu_body)(const emu_thread &);
-
-template <int MATH, class T, bool KC = false, bool RUNS = false>
-emu_body igemm_body_for(igemm_shape t)
-{
-    if (t.wm == 2 && t.wn == 4)
-        return igemm_body<2, 4, MATH, T, KC, RUNS>;
-    if (t.wm == 4 && t.wn == 2)
-        return igemm_body<4, 2, MATH, T, KC, RUNS>;
-    if (t.wm == 4 && t.wn == 1)
-        return igemm_body<4, 1, MATH, T, KC, RUNS>;
-    if constexpr (MATH == IGEMM_FFMA) {
-        if (t.wm == 2 && t.wn == 2)
-            return igemm_body<2, 2, MATH, T, KC>;
-        if (t.wm == 1 && t.wn == 4)
-            return igemm_body<1, 4, MATH, T, KC>;
-        return igemm_body<2, 1, MATH, T, KC>;
-    }
-    return nullptr;
-}
-
 /* A tensor of the problem's type from its f32 values (exact: they are
  * values of the type). */
 template <class T>
@@ -386,6 +294,137 @@ double igemm_tolerance(int math, convt3d_dtype type)
     if (type == CONVT3D_BF16)
         return 8e-3;
     return 1e-5;
+}
+
+/* ---- the phase kernel ---------------------------------------------------- */
+
+template <int SW, int QW, int OCT, int F, class T>
+void phase_body(const emu_thread &t)
+{
+    const phase_params &p = *static_cast<const phase_params *>(t.params);
+    for (long long vb = 0; vb < p.nblocks; vb++) {
+        phase_block<SW, QW, OCT, F, T>(p, t.smem[0], t.tid, vb);
+        ct3d_emulate_sync(); /* as the __global__ entry between blocks */
+    }
+}
+
+template <int SW, int QW, int OCT, class T>
+void (*phase_body_for_features(int f))(const emu_thread &)
+{
+    switch (f) {
+    case 0: return phase_body<SW, QW, OCT, 0, T>;
+    case kSliced: return phase_body<SW, QW, OCT, kSliced, T>;
+    case kFused: return phase_body<SW, QW, OCT, kFused, T>;
+    default: return phase_body<SW, QW, OCT, kSliced | kFused, T>;
+    }
+}
+
+template <class T>
+void (*phase_body_for(const phase_plan &k))(const emu_thread &)
+{
+    const int f = phase_features(k.p);
+    if (k.sw == 2)
+        return k.oct == 8 ? phase_body_for_features<2, 4, 8, T>(f)
+                          : phase_body_for_features<2, 4, 4, T>(f);
+    return k.oct == 8 ? phase_body_for_features<1, 8, 8, T>(f)
+                      : phase_body_for_features<1, 8, 4, T>(f);
+}
+
+/* Returns 1 on failure, 0 on success, -1 when the phase kernel does not
+ * take the problem.  T: the element type of x, bias and y (f16 and bf16:
+ * the half builds, which the plan must stay inside: phase_half_built). */
+template <class T>
+int run_phase_as(int i, const char *force, convt3d_dtype type)
+{
+    const convt3d_layout layout = rand_in(0, 1) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+    convt3d_problem prob = random_problem(9, 12, 2, false, layout);
+    prob.x_type = prob.w_type = prob.bias_type = prob.y_type = type; /* the planner reads it */
+    const problem_data d = make_data(prob, i % 2 == 0, type);
+    char tile[64];
+    const bool forced = rand_in(0, 2) == 0;
+    snprintf(tile, sizeof tile, "%d,%d,%d,%d,%d,1,%d,1,%d", rand_in(1, 8), 1 << rand_in(0, 3),
+             1 << rand_in(0, 2), rand_in(1, 4), rand_in(1, 9), rand_in(0, 1), rand_in(0, 1));
+    static const int octs[] = {0, 4, 8};
+    const int want_all = strcmp(force, "grouped") == 0 ? 1 : strcmp(force, "tiled") == 0 ? 0 : -1;
+    const int oct = want_all < 0 ? 0 : octs[rand_in(0, 2)];
+    char why[160], note[160] = "";
+    phase_plan k;
+    if (!phase_kernel_applies(&d.s, why, sizeof why) ||
+        !plan_phase(&d.s, kH200, want_all, oct, forced ? tile : nullptr, &k, note, sizeof note))
+        return -1;
+    const bool half = sizeof(T) != sizeof(float);
+    if (half && (k.oct != kHalfPhaseOct || k.occ3 || k.type != type ||
+                 !phase_half_built(k.sw, phase_features(k.p)))) {
+        printf("FAILED phase %s: a plan without a half build (oct %d, features %d, occ3 %d)\n",
+               convt3d_dtype_name(type), k.oct, phase_features(k.p), k.occ3);
+        return 1;
+    }
+    std::vector<float> w = pack_weights(d, k.p.ocb, k.p.nocb);
+    std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
+    std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
+    phase_params p = k.p;
+    p.x = reinterpret_cast<const float *>(x.data());
+    p.w = w.data();
+    p.bias = d.p.has_bias ? reinterpret_cast<const float *>(b.data()) : nullptr;
+    p.y = reinterpret_cast<float *>(y.data());
+    /* f32: scalar stores, as before; half: the launch's rule (launch.cu), so
+     * the packed 8-byte stores are covered */
+    const bool ndhwc = layout == CONVT3D_LAYOUT_NDHWC;
+    p.vec_store = half && reinterpret_cast<uintptr_t>(y.data()) % 16 == 0 &&
+                  (ndhwc ? d.s.cout % 4 == 0 && d.s.cog % 4 == 0 : d.s.out[2] % 4 == 0);
+    emulate_cluster(1, p.nthreads, k.smem / sizeof(float), phase_body_for<T>(k), &p);
+    std::vector<float> yf(y.size());
+    for (size_t e = 0; e < y.size(); e++)
+        yf[e] = widen(y[e]);
+    char what[600];
+    snprintf(what, sizeof what, "%s toc%d tx%d ty%d tz%d ks%d cic%d fuse_w %d vec %d%s%s",
+             phase_name(k.all, k.sw, k.oct, type), p.toc, p.tx, p.ty, p.tz, p.ks, p.cic,
+             p.fuse_w, p.vec_store, note[0] ? "; " : "", note);
+    return check(d, yf, what, igemm_tolerance(IGEMM_FFMA, type)) ? 0 : 1;
+}
+
+/* KERNEL: grouped, tiled or "" on f32 data; f16 or bf16: half data, the
+ * planner's own choice. */
+int run_phase(int i, const char *force)
+{
+    if (strcmp(force, "f16") == 0)
+        return run_phase_as<f16_t>(i, "", CONVT3D_F16);
+    if (strcmp(force, "bf16") == 0)
+        return run_phase_as<bf16_t>(i, "", CONVT3D_BF16);
+    return run_phase_as<float>(i, force, CONVT3D_F32);
+}
+
+/* ---- the implicit-GEMM kernel -------------------------------------------- */
+
+template <int WM, int WN, int MATH, class T, bool KC, bool RUNS = false>
+void igemm_body(const emu_thread &t)
+{
+    const igemm_params &p = *static_cast<const igemm_params *>(t.params);
+    for (long long c = 0; c < p.ntiles; c++) {
+        igemm_block<WM, WN, MATH, T, KC, RUNS>(p, t.smem[t.rank], t.tid, c * p.cs + t.rank);
+        ct3d_emulate_cluster_sync(); /* the next cluster reuses the blocks */
+    }
+}
+
+typedef void (*emu_body)(const emu_thread &);
+
+template <int MATH, class T, bool KC = false, bool RUNS = false>
+emu_body igemm_body_for(igemm_shape t)
+{
+    if (t.wm == 2 && t.wn == 4)
+        return igemm_body<2, 4, MATH, T, KC, RUNS>;
+    if (t.wm == 4 && t.wn == 2)
+        return igemm_body<4, 2, MATH, T, KC, RUNS>;
+    if (t.wm == 4 && t.wn == 1)
+        return igemm_body<4, 1, MATH, T, KC, RUNS>;
+    if constexpr (MATH == IGEMM_FFMA) {
+        if (t.wm == 2 && t.wn == 2)
+            return igemm_body<2, 2, MATH, T, KC>;
+        if (t.wm == 1 && t.wn == 4)
+            return igemm_body<1, 4, MATH, T, KC>;
+        return igemm_body<2, 1, MATH, T, KC>;
+    }
+    return nullptr;
 }
 
 /* Problems of each layout with a dilation above 1 (any dim; in W: one the

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../bench/cases.h"
+#include "../bench/suite.h"
 #include "test_classes.h"
 #include "cuda_walk.h"
 #include "test_util.h"
@@ -282,6 +283,92 @@ static void test_depthwise_layouts(void)
                 }
     printf("\n  %d depthwise class problems, a grid of %d, %d failed ", in_class, ran, bad);
     CU_ASSERT(ran > 100);
+/* The walk on f16 and bf16 data (igemm/plan.cu, igemm_half_loses): the
+ * half MMA keeps the suite's stride-2 shapes with 32+ channels a group
+ * (unet_up_k2s2, k4s2p1, k3s2p1op1_wide), the phase kernel on half data
+ * takes kernelbench (8 channels a group) in both layouts and k3s1p1 (stride
+ * 1, 32 -> 32, 27 taps) in NCDHW, the depthwise kernels the depthwise
+ * shape (dwtile in NCDHW).  Then a grid: no f32 entry ever,
+ * and the half phase kernel exactly where the rule says (fewer than 16
+ * channels a group, or NCDHW at stride 1 with <= 32 channels and >= 27
+ * taps). */
+static const char *half_expected(const char *shape, convt3d_layout layout)
+{
+    if (strcmp(shape, "kernelbench") == 0)
+        return "_phase_grouped_2x4x8";
+    if (strcmp(shape, "k3s1p1") == 0)
+        return layout == CONVT3D_LAYOUT_NCDHW ? "_phase_tiled_1x8x8" : "_igemm_mma";
+    if (strcmp(shape, "depthwise") == 0)
+        return layout == CONVT3D_LAYOUT_NCDHW ? "_dwtile_run8" : "_dwlast";
+    return "_igemm_mma";
+}
+
+static void test_half_walk(void)
+{
+    if (no_cuda())
+        return;
+    static const convt3d_dtype types[] = {CONVT3D_F16, CONVT3D_BF16};
+    int bad = 0, checked = 0;
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < suite_count(); i++)
+            for (int layout = 0; layout < 2; layout++) {
+                convt3d_problem p = suite_at(i)->problem;
+                p.layout = layout ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+                p.x_type = p.w_type = p.bias_type = p.y_type = types[t];
+                convt3d_shape s;
+                CU_ASSERT_FATAL(convt3d_shape_from_problem(&p, &s) == CONVT3D_SUCCESS);
+                const char *name =
+                    convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+                const char *want = half_expected(suite_at(i)->name, p.layout);
+                char prefix[16];
+                snprintf(prefix, sizeof prefix, "cuda/%s_", convt3d_dtype_name(types[t]));
+                checked++;
+                if (!name || strncmp(name, prefix, strlen(prefix)) != 0 || !strstr(name, want)) {
+                    printf("\n  FAILED %s %s %s: %s chosen, want %s*%s", suite_at(i)->name,
+                           convt3d_dtype_name(types[t]), layout ? "ndhwc" : "ncdhw",
+                           name ? name : "nothing", prefix, want);
+                    bad++;
+                }
+            }
+    /* the grid: channels on either side of 16 and 32, strides 1 and 2,
+     * kernels 1-3, groups, both layouts */
+    static const int cigs[] = {4, 8, 16, 32, 64}, cogs[] = {4, 8, 16, 32, 64};
+    int ran = 0, half_phase = 0;
+    for (int t = 0; t < 2; t++)
+        for (int a = 0; a < 5; a++)
+            for (int b = 0; b < 5; b++)
+                for (int k = 1; k <= 3; k++)
+                    for (int v = 0; v < 8; v++) {
+                        const int g = v & 1 ? 2 : 1, st = v & 2 ? 2 : 1;
+                        convt3d_problem p = make_problem(
+                            1, g * cigs[a], g * cogs[b], g, 12, 12, 12, k, st, k / 2, 0, 1,
+                            v & 4 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW);
+                        p.x_type = p.w_type = p.bias_type = p.y_type = types[t];
+                        convt3d_shape s;
+                        if (convt3d_validate(&p) != CONVT3D_SUCCESS ||
+                            convt3d_shape_from_problem(&p, &s) != CONVT3D_SUCCESS)
+                            continue;
+                        const char *name =
+                            convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+                        ran++;
+                        const int few = s.cig < 16 || s.cog < 16;
+                        const int small_s1 = st == 1 && s.layout == CONVT3D_LAYOUT_NCDHW &&
+                                             s.cig <= 32 && s.cog <= 32 && s.k_volume >= 27;
+                        const int want_phase = few || small_s1;
+                        const int got_phase = name && strstr(name, "16_phase_") != NULL;
+                        half_phase += got_phase;
+                        if (!name || strncmp(name, "cuda/f32_", 9) == 0 ||
+                            want_phase != got_phase) {
+                            char desc[512];
+                            convt3d_problem_to_string(&p, desc, sizeof desc);
+                            printf("\n  FAILED grid %s: %s chosen for %s",
+                                   convt3d_dtype_name(types[t]), name ? name : "nothing", desc);
+                            bad++;
+                        }
+                    }
+    printf("\n  suite: %d choices; grid: %d problems, %d on the half phase kernel, %d failed ",
+           checked, ran, half_phase, bad);
+    CU_ASSERT(ran > 1000 && half_phase > 300);
     CU_ASSERT_EQUAL(bad, 0);
 }
 
@@ -295,6 +382,9 @@ void register_cuda_walk_tests(void)
          test_fewout_rule},
         {"depthwise: NDHWC to the channels-last kernel, NCDHW to the tile kernel",
          test_depthwise_layouts},
+        {"f16/bf16 data: the half MMA, the half phase kernel and the half dwtile where "
+         "measured best (suite) and by the rule (a grid)",
+         test_half_walk},
         {NULL, NULL}};
     add_suite("cuda walk (host, H200 limits)", tests);
 }

@@ -281,6 +281,52 @@ static void test_bench_shapes_each_kernel(void)
         }
 }
 
+/* The bench suite's shapes at a quarter of their size in f16 and bf16 data,
+ * both layouts, with and without bias, on aligned device pointers (so the
+ * half phase kernel's packed 8-byte stores run; the registry harness uses
+ * misaligned ones): the library's choice, then every CUDA implementation
+ * that computes the type and applies, forced, each with the type's
+ * tolerance and the exact small-integer pass.  The half phase entries
+ * (cuda/f16_phase_*, cuda/bf16_phase_*) must have run, grouped and tiled. */
+static void test_bench_shapes_half(void)
+{
+    if (skip_without_gpu())
+        return;
+    const char *names[MAX_IMPLS];
+    const int n = cuda_impls(names);
+    static const convt3d_dtype types[] = {CONVT3D_F16, CONVT3D_BF16};
+    int half_phase_runs = 0, grouped = 0, tiled = 0;
+    convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < 6; i++)
+            for (int v = 0; v < 4; v++) {
+                convt3d_problem p = bench_like(i);
+                p.layout = v & 1 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+                p.has_bias = v >> 1;
+                p.x_type = p.w_type = p.bias_type = p.y_type = types[t];
+                const double tol = mode_tolerance(types[t], CONVT3D_MATH_F32, TOL);
+                const uint64_t seed = 4000 + 100 * (uint64_t)t + 10 * (uint64_t)i + (uint64_t)v;
+                check_result res = check_implementation_math(&p, gpu, NULL, CONVT3D_MATH_F32,
+                                                             seed, DEVICE_POINTERS, tol);
+                assert_check(&res, &p, seed);
+                for (int k = 0; k < n; k++) {
+                    if (!applies(names[k], &p))
+                        continue;
+                    res = check_implementation_math(&p, gpu, names[k], CONVT3D_MATH_F32,
+                                                    seed + 7, DEVICE_POINTERS, tol);
+                    assert_check(&res, &p, seed + 7);
+                    if (strstr(names[k], "16_phase_")) {
+                        half_phase_runs++;
+                        grouped += strstr(names[k], "_grouped_") != NULL;
+                        tiled += strstr(names[k], "_tiled_") != NULL;
+                    }
+                }
+            }
+    printf("\n  half phase entries forced %d times (%d grouped, %d tiled) ", half_phase_runs,
+           grouped, tiled);
+    CU_ASSERT(grouped > 0 && tiled > 0);
+}
+
 /* convt3d_implementation_applies() is exact: forcing an implementation by
  * name succeeds (and names it) iff it says it applies, and otherwise fails
  * with CONVT3D_ERR_NOT_APPLICABLE, never running another one. */
@@ -1045,6 +1091,8 @@ static const test_entry gpu_tests[] = {
     {"cuda: execute_on_stream captured into a CUDA graph, replayed bitwise", test_graph_capture},
     {"cuda: host vs device pointers, bitwise; determinism", test_host_device_bitwise},
     {"cuda: bench shapes (scaled) x layouts x every implementation", test_bench_shapes_each_kernel},
+    {"cuda: bench shapes (scaled) in f16 and bf16 x layouts x every implementation",
+     test_bench_shapes_half},
     {"cuda: implementation_applies is exact; forcing never falls back", test_applies_is_exact},
     {"cuda: random problems, every implementation and tiling forced", test_random_forced},
     {"cuda: edge cases, every implementation", test_edge_cases},

@@ -20,6 +20,9 @@ extern const cuda_impl cuda_f32_dwtile_run8, cuda_f32_dwtile_run8_slotwise, cuda
     cuda_f32_phase_grouped_1x8x4, cuda_f32_phase_tiled_2x4x8, cuda_f32_phase_tiled_2x4x4,
     cuda_f32_phase_tiled_1x8x8, cuda_f32_phase_tiled_1x8x4, cuda_f32_depthwise_phase_4,
     cuda_f32_direct_generic;
+extern const cuda_impl cuda_f16_phase_grouped_2x4x8, cuda_f16_phase_grouped_1x8x8,
+    cuda_f16_phase_tiled_2x4x8, cuda_f16_phase_tiled_1x8x8, cuda_bf16_phase_grouped_2x4x8,
+    cuda_bf16_phase_grouped_1x8x8, cuda_bf16_phase_tiled_2x4x8, cuda_bf16_phase_tiled_1x8x8;
 
 namespace {
 
@@ -50,6 +53,14 @@ const cuda_impl *const kTable[] = {
     &cuda_f32_phase_tiled_2x4x4,
     &cuda_f32_phase_tiled_1x8x8,
     &cuda_f32_phase_tiled_1x8x4,
+    &cuda_f16_phase_grouped_2x4x8, /* phase/: f16 data where the half MMA is passed over */
+    &cuda_f16_phase_grouped_1x8x8,
+    &cuda_f16_phase_tiled_2x4x8,
+    &cuda_f16_phase_tiled_1x8x8,
+    &cuda_bf16_phase_grouped_2x4x8, /* phase/: the same on bf16 data */
+    &cuda_bf16_phase_grouped_1x8x8,
+    &cuda_bf16_phase_tiled_2x4x8,
+    &cuda_bf16_phase_tiled_1x8x8,
     &cuda_f32_depthwise_phase_4, /* simple/: depthwise, any stride */
     &cuda_f32_direct_generic,    /* simple/: anything, last */
     &cuda_f16_depthwise_phase_4,  /* simple/: f16 data, depthwise */

@@ -11,9 +11,11 @@
  *      in the numeric modes that ask for them: TF32 math on f32 data in
  *      NCDHW with C_in/G >= 16 and C_out/G >= 32 (automatically; forced:
  *      any), 3xTF32 forced only (not yet faster than the FMA kernels, which
- *      that mode permits), f16/bf16 data unless depthwise; every
- *      other f32 problem in every math mode goes on to the exact FMA
- *      entries below;
+ *      that mode permits), f16/bf16 data unless depthwise or where the
+ *      phase kernel on half data (3b.) beats it (igemm_half_loses: few
+ *      channels a group, small stride-1 problems in NCDHW); every other
+ *      f32 problem in every math mode goes on to the exact FMA entries
+ *      below;
  *   1. the depthwise tile kernel (dwtile/), for C_in/G = C_out/G = 1 in
  *      NCDHW (automatically; forced also in NDHWC): run8 where every W
  *      slot's window starts at one staged column, slotwise otherwise;
@@ -38,6 +40,9 @@
  *      <= 8), depthwise problems included: its eight variants (grouped or
  *      tiled, W stride 2 or 1, 8 or 4 output channels a thread) ask the phase
  *      planner which one it picks; the others are passed over;
+ *   3b. the phase kernel on f16/bf16 data (x, bias and y widened on staging,
+ *      f32 weights and accumulation, rounded once on store), 8 channels a
+ *      thread: what the half MMA (0.) passes over but depthwise problems;
  *   4. the depthwise phase kernel (simple/) for C_in/G = C_out/G = 1;
  *   5. the generic direct kernel (simple/), which runs anything: what the
  *      phase kernel does not take with fewer than 4 channels a group on

@@ -392,10 +392,37 @@ bool igemm_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const de
     return igemm_applies(s, why, why_size);
 }
 
+/* Whether the phase kernel on half data (phase/, its f16/bf16 entries)
+ * beats the half MMA on s, as measured on the H200 (bench/NOTES.md rounds
+ * 6 and 8; the phase kernel in f32 there, which reads twice the bytes):
+ *   - fewer than 16 channels a group on either side: a K step of 16 input
+ *     channels or an N tile of output channels is then mostly zeros;
+ *     kernelbench (8 -> 8 a group): f16 MMA 1.38 ms, f32 phase 0.227 ms;
+ *   - NCDHW, stride 1 in every dim, at most 32 channels a group on both
+ *     sides and at least 27 taps: k3s1p1 (32 -> 32, 3x3x3): f16 MMA 0.164
+ *     ms, f32 phase 0.136 ms.  Not in NDHWC, where the MMA's K-contiguous
+ *     input tiles won (round 8: 0.106 ms vs the f32 phase kernel's 0.144,
+ *     round 10), nor past 32 channels or below 27 taps (not measured).
+ * The MMA keeps the stride-2 problems with 32 or more channels a group
+ * (unet_up_k2s2, k4s2p1, k3s2p1op1_wide: it wins there).  Only where the
+ * phase kernel takes s (else the generic kernel would get it). */
+namespace {
+
+bool igemm_half_loses(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov)
+{
+    const bool few_channels = s->cig < 16 || s->cog < 16;
+    const bool small_stride1 = s->layout == CONVT3D_LAYOUT_NCDHW && s->s[0] == 1 &&
+                               s->s[1] == 1 && s->s[2] == 1 && s->cig <= 32 && s->cog <= 32 &&
+                               s->k_volume >= 27;
+    return (few_channels || small_stride1) && phase_takes(s, lim, ov);
+}
+
+} // namespace
+
 /* Tensor cores on f32 data pay where both sides of the GEMM have many
- * channels (the FMA kernels keep depthwise and few-channel problems);
- * f16 and bf16 data have no FMA kernel of their own but the generic one,
- * so their entries are never passed over. */
+ * channels (the FMA kernels keep depthwise and few-channel problems); on
+ * f16 and bf16 data everywhere but depthwise problems and where the phase
+ * kernel on half data wins (igemm_half_loses). */
 bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                              const device_limits &lim, const cuda_overrides &ov, char *why,
                              size_t why_size)
@@ -410,6 +437,12 @@ bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
          * 6.3 ms), though a K step of 16 channels is then half zeros */
         if (s->cig == 1 && s->cog == 1) {
             snprintf(why, why_size, "not automatically for depthwise problems");
+            return true;
+        }
+        if (igemm_half_loses(s, lim, ov)) {
+            snprintf(why, why_size, "not automatically where the phase kernel on half data "
+                     "wins (fewer than 16 channels a group, or NCDHW at stride 1 with <= 32 "
+                     "channels and >= 27 taps)");
             return true;
         }
         return false;

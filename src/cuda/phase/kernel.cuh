@@ -189,6 +189,72 @@ CT3D_DEV void stage_input(const phase_params &p, float *tile, const block_ctx &b
     }
 }
 
+/* stage_input for half x (f16_t, bf16_t): cp.async cannot widen, so each
+ * lane issues the loads of kHalfStageBatch rows before it widens and stores
+ * any of them (their latencies overlap, as in the half dwtile staging); the
+ * tile it leaves is the f32 one stage_input leaves, so the hot loops are the
+ * f32 ones. */
+constexpr int kHalfStageBatch = 4;
+template <class T>
+CT3D_DEV void stage_input_half(const phase_params &p, float *tile, const block_ctx &b, int ic0,
+                               int cnt, const dh_geom &gd, const dh_geom &gh, int iw_lo)
+{
+    const row_range rr = rows_of_warp(cnt * gd.ext * gh.ext, gh.ext, gd.ext, b.warp, b.nwarps);
+    if (rr.r0 >= rr.r1)
+        return;
+    const T *x = reinterpret_cast<const T *>(p.x);
+    const long long step_z = p.xs[2] - (long long)gh.ext * p.xs[3];
+    const long long step_c = p.xs[1] - (long long)gd.ext * p.xs[2];
+    const long long first = b.n * p.xs[0] + (long long)(b.g * p.cig + ic0 + rr.c) * p.xs[1] +
+                            (long long)(gd.lo + rr.z) * p.xs[2] +
+                            (long long)(gh.lo + rr.y) * p.xs[3];
+    for (int xx = b.lane; xx < p.ew; xx += 32) {
+        const int iw = iw_lo + xx;
+        const bool in_w = (unsigned)iw < (unsigned)p.in[2];
+        long long off = first + (long long)iw * p.xs[4];
+        int id = gd.lo + rr.z, ih = gh.lo + rr.y;
+        const int ih_first = gh.lo, ih_end = gh.lo + gh.ext, id_first = gd.lo,
+                  id_end = gd.lo + gd.ext;
+        float *dst = tile + (long long)rr.r0 * p.pitch + xx;
+        for (int r = rr.r0; r < rr.r1; r += kHalfStageBatch) {
+            unsigned short bits[kHalfStageBatch];
+            CT3D_UNROLL
+            for (int j = 0; j < kHalfStageBatch; j++) {
+                bits[j] = 0; /* +0 in f16 and bf16: the zero padding */
+                if (r + j >= rr.r1)
+                    break;
+                if (in_w && (unsigned)id < (unsigned)p.in[0] && (unsigned)ih < (unsigned)p.in[1])
+                    bits[j] = load_bits(x + off);
+                off += p.xs[3];
+                if (++ih == ih_end) {
+                    ih = ih_first;
+                    off += step_z;
+                    if (++id == id_end) {
+                        id = id_first;
+                        off += step_c;
+                    }
+                }
+            }
+            CT3D_UNROLL
+            for (int j = 0; j < kHalfStageBatch; j++)
+                if (r + j < rr.r1)
+                    dst[(long long)j * p.pitch] = widen_bits(x, bits[j]);
+            dst += (long long)kHalfStageBatch * p.pitch;
+        }
+    }
+}
+
+/* The input tile of x's element type T, widened to f32 in shared memory. */
+template <class T>
+CT3D_DEV void stage_input_as(const phase_params &p, float *tile, const block_ctx &b, int ic0,
+                             int cnt, const dh_geom &gd, const dh_geom &gh, int iw_lo)
+{
+    if constexpr (sizeof(T) == sizeof(float))
+        stage_input(p, tile, b, ic0, cnt, gd, gh, iw_lo);
+    else
+        stage_input_half<T>(p, tile, b, ic0, cnt, gd, gh, iw_lo);
+}
+
 /* Copies the weights of the staged taps into shared memory as rows
  * [icl][wd][wh], each row toc blocks of wrow4 float4s; block toc holds the
  * thread's OCT channels for every kw, W phase by W phase (kwpos), so a
@@ -463,48 +529,76 @@ CT3D_DEV void accumulate_all_slots(float (&acc)[SW][QW][OCT], const float *tile,
         accumulate_dispatch<QW, OCT, F>(acc[f], tile, wsm, p, b, gd, gh, p.ws[f], cnt);
 }
 
+/* Four outputs rounded to the half type T, packed for one 8-byte store. */
+template <class T>
+CT3D_DEV unsigned long long pack4_half(float a, float b, float c, float d)
+{
+    T h[4];
+    store_elem(&h[0], a);
+    store_elem(&h[1], b);
+    store_elem(&h[2], c);
+    store_elem(&h[3], d);
+    return (unsigned long long)h[0].bits | (unsigned long long)h[1].bits << 16 |
+           (unsigned long long)h[2].bits << 32 | (unsigned long long)h[3].bits << 48;
+}
+
 /* Writes the thread's SW*QW x OCT outputs of phase pair (rd, rh) plus bias:
- * 16-byte stores along W (NCDHW) or along channels (NDHWC) when aligned. */
-template <int SW, int QW, int OCT>
+ * 16-byte stores along W (NCDHW) or along channels (NDHWC) when aligned.
+ * T: the element type of bias and y; half outputs are rounded once here
+ * (f32 accumulation) and go out as 8-byte stores of 4 elements under the
+ * same alignment rule (vec_store: 4-element runs start 8-byte aligned). */
+template <int SW, int QW, int OCT, class T = float>
 CT3D_DEV void store_outputs(const phase_params &p, const block_ctx &b,
                             const float (&acc)[SW][QW][OCT], int rd, int rh, int qd, int qh,
                             int ow_a)
 {
     constexpr int RUN = SW * QW;
+    constexpr bool kF32 = sizeof(T) == sizeof(float);
     const int od = qd * p.s[0] + rd - p.p[0], oh = qh * p.s[1] + rh - p.p[1];
     if (od < 0 || od >= p.out[0] || oh < 0 || oh >= p.out[1])
         return;
     const int oc0 = b.ob * p.ocb + b.toc * OCT; /* within the group */
     if (oc0 >= p.cog)
         return;
+    const T *bias = reinterpret_cast<const T *>(p.bias);
     float bv[OCT];
     CT3D_UNROLL
     for (int o = 0; o < OCT; o++)
-        bv[o] = (p.bias && oc0 + o < p.cog) ? CT3D_LDG(p.bias + b.g * p.cog + oc0 + o) : 0.0f;
-    float *base = p.y + b.n * p.ys[0] + (long long)(b.g * p.cog + oc0) * p.ys[1] +
-                  (long long)od * p.ys[2] + (long long)oh * p.ys[3];
+        bv[o] = (bias && oc0 + o < p.cog) ? load_elem(bias + b.g * p.cog + oc0 + o) : 0.0f;
+    T *base = reinterpret_cast<T *>(p.y) + b.n * p.ys[0] +
+              (long long)(b.g * p.cog + oc0) * p.ys[1] + (long long)od * p.ys[2] +
+              (long long)oh * p.ys[3];
     if (p.ys[4] == 1) { /* NCDHW: W contiguous */
         const bool vec = p.vec_store && ow_a + RUN <= p.out[2];
         CT3D_UNROLL
         for (int o = 0; o < OCT; o++) {
             if (oc0 + o >= p.cog)
                 break;
-            float *dst = base + (long long)o * p.ys[1] + ow_a;
+            T *dst = base + (long long)o * p.ys[1] + ow_a;
             if (vec) {
                 CT3D_UNROLL
                 for (int j = 0; j < RUN / 4; j++) {
-                    float4 v;
-                    v.x = acc[(4 * j + 0) % SW][(4 * j + 0) / SW][o] + bv[o];
-                    v.y = acc[(4 * j + 1) % SW][(4 * j + 1) / SW][o] + bv[o];
-                    v.z = acc[(4 * j + 2) % SW][(4 * j + 2) / SW][o] + bv[o];
-                    v.w = acc[(4 * j + 3) % SW][(4 * j + 3) / SW][o] + bv[o];
-                    reinterpret_cast<float4 *>(dst)[j] = v;
+                    const float v0 = acc[(4 * j + 0) % SW][(4 * j + 0) / SW][o] + bv[o];
+                    const float v1 = acc[(4 * j + 1) % SW][(4 * j + 1) / SW][o] + bv[o];
+                    const float v2 = acc[(4 * j + 2) % SW][(4 * j + 2) / SW][o] + bv[o];
+                    const float v3 = acc[(4 * j + 3) % SW][(4 * j + 3) / SW][o] + bv[o];
+                    if constexpr (kF32) {
+                        float4 v;
+                        v.x = v0;
+                        v.y = v1;
+                        v.z = v2;
+                        v.w = v3;
+                        reinterpret_cast<float4 *>(dst)[j] = v;
+                    } else {
+                        reinterpret_cast<unsigned long long *>(dst)[j] =
+                            pack4_half<T>(v0, v1, v2, v3);
+                    }
                 }
             } else {
                 CT3D_UNROLL
                 for (int e = 0; e < RUN; e++)
                     if (ow_a + e < p.out[2])
-                        dst[e] = acc[e % SW][e / SW][o] + bv[o];
+                        store_elem(dst + e, acc[e % SW][e / SW][o] + bv[o]);
             }
         }
     } else { /* NDHWC: channels contiguous */
@@ -513,22 +607,31 @@ CT3D_DEV void store_outputs(const phase_params &p, const block_ctx &b,
         for (int e = 0; e < RUN; e++) {
             if (ow_a + e >= p.out[2])
                 break;
-            float *dst = base + (long long)(ow_a + e) * p.ys[4];
+            T *dst = base + (long long)(ow_a + e) * p.ys[4];
             if (vec) {
                 CT3D_UNROLL
                 for (int c4 = 0; c4 < OCT / 4; c4++) {
-                    float4 v;
-                    v.x = acc[e % SW][e / SW][4 * c4 + 0] + bv[4 * c4 + 0];
-                    v.y = acc[e % SW][e / SW][4 * c4 + 1] + bv[4 * c4 + 1];
-                    v.z = acc[e % SW][e / SW][4 * c4 + 2] + bv[4 * c4 + 2];
-                    v.w = acc[e % SW][e / SW][4 * c4 + 3] + bv[4 * c4 + 3];
-                    reinterpret_cast<float4 *>(dst)[c4] = v;
+                    const float v0 = acc[e % SW][e / SW][4 * c4 + 0] + bv[4 * c4 + 0];
+                    const float v1 = acc[e % SW][e / SW][4 * c4 + 1] + bv[4 * c4 + 1];
+                    const float v2 = acc[e % SW][e / SW][4 * c4 + 2] + bv[4 * c4 + 2];
+                    const float v3 = acc[e % SW][e / SW][4 * c4 + 3] + bv[4 * c4 + 3];
+                    if constexpr (kF32) {
+                        float4 v;
+                        v.x = v0;
+                        v.y = v1;
+                        v.z = v2;
+                        v.w = v3;
+                        reinterpret_cast<float4 *>(dst)[c4] = v;
+                    } else {
+                        reinterpret_cast<unsigned long long *>(dst)[c4] =
+                            pack4_half<T>(v0, v1, v2, v3);
+                    }
                 }
             } else {
                 CT3D_UNROLL
                 for (int o = 0; o < OCT; o++)
                     if (oc0 + o < p.cog)
-                        dst[o] = acc[e % SW][e / SW][o] + bv[o];
+                        store_elem(dst + o, acc[e % SW][e / SW][o] + bv[o]);
             }
         }
     }
@@ -580,10 +683,12 @@ CT3D_DEV void reduce_slices(float (&acc)[SW][QW][OCT], float *red, const phase_p
         }
 }
 
-/* Shared memory: the staged weights (p.wsm_floats) first, then the input
- * tile; the slices' reduction area at p.red_off (after the tile in grouped
+/* One block.  T: the element type of x, bias and y (float, f16_t,
+ * bf16_t; the weights are f32 in every case, the accumulation f32).
+ * Shared memory: the staged weights (p.wsm_floats) first, then the input
+ * tile (f32 whatever T); the slices' reduction area at p.red_off (after the tile in grouped
  * mode, which restages nothing between phase pairs; over it in tiled mode). */
-template <int SW, int QW, int OCT, int F>
+template <int SW, int QW, int OCT, int F, class T = float>
 CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long vb)
 {
     block_ctx b;
@@ -628,7 +733,7 @@ CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long
     if (p.all_phases) {
         dh_geom gd = geom_all(p, 0, b.tile[0], p.tz);
         dh_geom gh = geom_all(p, 1, b.tile[1], p.ty);
-        stage_input(p, tile, b, 0, p.cig, gd, gh, iw_lo);
+        stage_input_as<T>(p, tile, b, 0, p.cig, gd, gh, iw_lo);
         stage_weights<OCT>(p, wsm, b, 0, p.cig, gd, gh);
         copy_wait();
         CT3D_SYNC();
@@ -643,7 +748,7 @@ CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long
             if ((F & kSliced) && p.ks > 1)
                 reduce_slices<SW, QW, OCT>(acc, smem + p.red_off, p, b);
             if (b.slice == 0)
-                store_outputs<SW, QW, OCT>(p, b, acc, rd, rh, gd.q0 + b.tzi, gh.q0 + b.tyi,
+                store_outputs<SW, QW, OCT, T>(p, b, acc, rd, rh, gd.q0 + b.tzi, gh.q0 + b.tyi,
                                            ow_a);
         }
     } else {
@@ -658,7 +763,7 @@ CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long
                 const int ic0 = c * p.cic, cnt = imin(p.cic, p.cig - ic0);
                 if (c > 0)
                     CT3D_SYNC();
-                stage_input(p, tile, b, ic0, cnt, gd, gh, iw_lo);
+                stage_input_as<T>(p, tile, b, ic0, cnt, gd, gh, iw_lo);
                 stage_weights<OCT>(p, wsm, b, ic0, cnt, gd, gh);
                 copy_wait();
                 CT3D_SYNC();
@@ -668,7 +773,7 @@ CT3D_DEV void phase_block(const phase_params &p, float *smem, int tid, long long
                 reduce_slices<SW, QW, OCT>(acc, smem + p.red_off, p, b);
         }
         if (b.slice == 0)
-            store_outputs<SW, QW, OCT>(p, b, acc, rd, rh, gd.q0 + b.tzi, gh.q0 + b.tyi, ow_a);
+            store_outputs<SW, QW, OCT, T>(p, b, acc, rd, rh, gd.q0 + b.tzi, gh.q0 + b.tyi, ow_a);
     }
 }
 

@@ -13,6 +13,13 @@ namespace {
 /* The instantiation of a plan (qw = 8/sw, oct 4 or 8); nullptr if none. */
 phase_fn phase_kernel_for(const phase_plan &k)
 {
+    if (k.type != CONVT3D_F32) {
+        if (k.oct != kHalfPhaseOct || k.qw * k.sw != 8 || k.occ3)
+            return nullptr;
+        return k.type == CONVT3D_F16    ? phase_kernel_f16(k.sw, phase_features(k.p))
+               : k.type == CONVT3D_BF16 ? phase_kernel_bf16(k.sw, phase_features(k.p))
+                                        : nullptr;
+    }
     if (k.oct != 4 && k.oct != 8)
         return nullptr;
     if (k.sw == 2 && k.qw == 4 && k.occ3)
@@ -45,6 +52,8 @@ cudaError_t phase_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_
     p.bias = a.bias;
     p.y = a.y;
     const bool ndhwc = s->layout == CONVT3D_LAYOUT_NDHWC;
+    /* f32: 16-byte stores of 4 elements; half: 8-byte stores of 4, whose
+     * alignment the same rule gives */
     p.vec_store = aligned16(a.y) && (ndhwc ? s->cout % 4 == 0 && s->cog % 4 == 0
                                            : s->out[2] % 4 == 0);
     fn<<<grid_of(p.nblocks), p.nthreads, k.smem_bytes, stream>>>(p);
@@ -77,5 +86,38 @@ CT3D_PHASE_ENTRY(cuda_f32_phase_tiled_2x4x4, "cuda/f32_phase_tiled_2x4x4", kTile
 CT3D_PHASE_ENTRY(cuda_f32_phase_tiled_1x8x8, "cuda/f32_phase_tiled_1x8x8", kTiled1x8x8);
 CT3D_PHASE_ENTRY(cuda_f32_phase_tiled_1x8x4, "cuda/f32_phase_tiled_1x8x4", kTiled1x8x4);
 #undef CT3D_PHASE_ENTRY
+
+/* f16 and bf16 x, bias and y (f32 weights and accumulation): the same body,
+ * staging by widening register loads, rounding once on store; 8 channels a
+ * thread only (params.h, phase_half_built). */
+#define CT3D_PHASE_HALF_ENTRY(var, name, variant, dtype)                                          \
+    extern const cuda_impl var = {name,                                                          \
+                                  &variant,                                                      \
+                                  phase_entry_applicable,                                        \
+                                  phase_entry_passed_over,                                       \
+                                  phase_entry_plan,                                              \
+                                  phase_prepare,                                                 \
+                                  nullptr,                                                       \
+                                  phase_launch,                                                  \
+                                  phase_entry_describe,                                          \
+                                  dtype,                                                         \
+                                  kMathAny}
+CT3D_PHASE_HALF_ENTRY(cuda_f16_phase_grouped_2x4x8, "cuda/f16_phase_grouped_2x4x8", kGrouped2x4x8,
+                      kDtypeF16);
+CT3D_PHASE_HALF_ENTRY(cuda_f16_phase_grouped_1x8x8, "cuda/f16_phase_grouped_1x8x8", kGrouped1x8x8,
+                      kDtypeF16);
+CT3D_PHASE_HALF_ENTRY(cuda_f16_phase_tiled_2x4x8, "cuda/f16_phase_tiled_2x4x8", kTiled2x4x8,
+                      kDtypeF16);
+CT3D_PHASE_HALF_ENTRY(cuda_f16_phase_tiled_1x8x8, "cuda/f16_phase_tiled_1x8x8", kTiled1x8x8,
+                      kDtypeF16);
+CT3D_PHASE_HALF_ENTRY(cuda_bf16_phase_grouped_2x4x8, "cuda/bf16_phase_grouped_2x4x8",
+                      kGrouped2x4x8, kDtypeBf16);
+CT3D_PHASE_HALF_ENTRY(cuda_bf16_phase_grouped_1x8x8, "cuda/bf16_phase_grouped_1x8x8",
+                      kGrouped1x8x8, kDtypeBf16);
+CT3D_PHASE_HALF_ENTRY(cuda_bf16_phase_tiled_2x4x8, "cuda/bf16_phase_tiled_2x4x8", kTiled2x4x8,
+                      kDtypeBf16);
+CT3D_PHASE_HALF_ENTRY(cuda_bf16_phase_tiled_1x8x8, "cuda/bf16_phase_tiled_1x8x8", kTiled1x8x8,
+                      kDtypeBf16);
+#undef CT3D_PHASE_HALF_ENTRY
 
 } // namespace ct3d

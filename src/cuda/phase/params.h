@@ -100,6 +100,19 @@ inline int phase_features(const phase_params &p)
     return (p.ks > 1 ? kSliced : 0) | (p.fuse_w ? kFused : 0);
 }
 
+/* The builds for f16 and bf16 data (half.cu), 8 output channels a thread
+ * only: W stride 1 with or without slices (the suite's k3s1p1 plan has two),
+ * W stride 2 with or without the fused W slot pair (kernelbench's has it)
+ * but no slices (they serve W stride 2 problems with few output tiles, as
+ * k3s2p1op1_wide, which the half MMA keeps).  Each build is a compiled copy
+ * of the whole body: the four of each type add 8 to the 14 of f32 data.
+ * plan_phase keeps half plans to them. */
+constexpr int kHalfPhaseOct = 8;
+inline bool phase_half_built(int sw, int features)
+{
+    return sw == 1 ? (features & kFused) == 0 : sw == 2 && (features & kSliced) == 0;
+}
+
 
 
 

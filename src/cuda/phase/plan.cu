@@ -39,8 +39,18 @@ bool phase_kernel_applies(const convt3d_shape *s, char *why, size_t why_size)
     return true;
 }
 
-const char *phase_name(int all, int sw, int oct)
+const char *phase_name(int all, int sw, int oct, convt3d_dtype type)
 {
+    if (type == CONVT3D_F16) { /* 8 channels a thread only (kHalfPhaseOct) */
+        if (all)
+            return sw == 2 ? "cuda/f16_phase_grouped_2x4x8" : "cuda/f16_phase_grouped_1x8x8";
+        return sw == 2 ? "cuda/f16_phase_tiled_2x4x8" : "cuda/f16_phase_tiled_1x8x8";
+    }
+    if (type == CONVT3D_BF16) {
+        if (all)
+            return sw == 2 ? "cuda/bf16_phase_grouped_2x4x8" : "cuda/bf16_phase_grouped_1x8x8";
+        return sw == 2 ? "cuda/bf16_phase_tiled_2x4x8" : "cuda/bf16_phase_tiled_1x8x8";
+    }
     if (all) {
         if (sw == 2)
             return oct == 8 ? "cuda/f32_phase_grouped_2x4x8" : "cuda/f32_phase_grouped_2x4x4";
@@ -307,6 +317,7 @@ struct phase_search {
     const convt3d_shape *s;
     const device_limits *lim;
     int want_all, qw, oct, npp;
+    bool half;      /* f16/bf16 data: only the builds phase_half_built() names */
     int target;     /* threads a block aims for */
     long long runs; /* W runs of sw * qw outputs */
 };
@@ -324,6 +335,8 @@ bool take(const phase_search &c, const tiling &t, long long cap, phase_pick *out
     phase_params p;
     size_t smem;
     if (!fill_phase(c.s, t, *c.lim, &p, &smem) || (long long)smem > cap)
+        return false;
+    if (c.half && !phase_half_built((int)c.s->s[2], phase_features(p)))
         return false;
     out->t = t;
     out->p = p;
@@ -483,7 +496,8 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
     c.lim = &lim;
     c.want_all = want_all;
     c.qw = s->s[2] == 2 ? 4 : 8;
-    c.oct = oct ? oct : phase_auto_oct(s);
+    c.half = s->y_type != CONVT3D_F32;
+    c.oct = c.half ? kHalfPhaseOct : oct ? oct : phase_auto_oct(s);
     c.npp = (int)(s->s[0] * s->s[1]);
     c.target = s->cig * s->cog < 16 ? 64 : 256;
     c.runs = ceil_div(s->out[2], s->s[2] * c.qw);
@@ -521,9 +535,10 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
      * driver reserves 1 KB of shared memory a block; 4 channels a thread only
      * (with 8, ptxas spills 1 KB at 96 registers); an 8th tile field of 0
      * keeps the 128-register build, for measuring. */
-    out->occ3 = out->sw == 2 && out->qw == 4 && out->oct == 4 && phase_features(best.p) == 0 &&
-                best.p.nthreads <= 64 && 3 * ((long long)best.smem + 1024) <= lim.smem_sm &&
-                !(is_forced && forced[7] == 0);
+    out->type = s->y_type;
+    out->occ3 = !c.half && out->sw == 2 && out->qw == 4 && out->oct == 4 &&
+                phase_features(best.p) == 0 && best.p.nthreads <= 64 &&
+                3 * ((long long)best.smem + 1024) <= lim.smem_sm && !(is_forced && forced[7] == 0);
     return true;
 }
 
@@ -558,11 +573,19 @@ bool phase_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
 {
     phase_plan pick;
     char note[8];
+    /* Half depthwise data keep the depthwise kernels (dwtile, simple/): the
+     * half builds have 8 channels a thread, 7 of 8 FMAs wasted on one
+     * channel a group (f32 depthwise runs 4 a thread); not measured. */
+    if (s->y_type != CONVT3D_F32 && s->cig == 1 && s->cog == 1) {
+        snprintf(why, why_size, "not automatically for depthwise half data (8 channels a "
+                 "thread: the depthwise kernels)");
+        return true;
+    }
     if (!plan_phase(s, lim, -1, 0, ov.tile, &pick, note, sizeof note)) {
         snprintf(why, why_size, "the phase planner finds no tiling of its own choice");
         return true;
     }
-    const char *name = phase_name(pick.all, pick.sw, pick.oct);
+    const char *name = phase_name(pick.all, pick.sw, pick.oct, s->y_type);
     if (strcmp(name, e.name) != 0) {
         snprintf(why, why_size, "the phase planner picks %s", name);
         return true;
@@ -584,8 +607,9 @@ bool phase_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_l
                  "memory", v.all ? "grouped" : "tiled", v.oct, lim.smem_optin);
         return false;
     }
-    if (strcmp(phase_name(pp->all, pp->sw, pp->oct), e.name) != 0) {
-        snprintf(why, why_size, "the phase planner picks %s", phase_name(pp->all, pp->sw, pp->oct));
+    const char *picked = phase_name(pp->all, pp->sw, pp->oct, s->y_type);
+    if (strcmp(picked, e.name) != 0) {
+        snprintf(why, why_size, "the phase planner picks %s", picked);
         return false;
     }
     k->ocb = pp->p.ocb;

@@ -20,6 +20,7 @@ struct phase_plan {
     int all;       /* grouped (1) or tiled (0) */
     int sw, qw, oct;
     int occ3;      /* 1: the three-blocks-a-multiprocessor build (entry.cuh) */
+    convt3d_dtype type; /* of x, bias and y: the build's element type */
 };
 static_assert(sizeof(phase_plan) <= kPlanParamBytes, "phase_plan fits cuda_plan.params");
 
@@ -36,18 +37,21 @@ bool phase_kernel_applies(const convt3d_shape *s, char *why, size_t why_size);
  * in the walk compare themselves with it (igemm, fewout). */
 bool phase_takes(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov);
 
-/* Output channels a thread when the planner chooses: 4 for Cog <= 4, else 8. */
+/* Output channels a thread when the planner chooses for f32 data: 4 for
+ * Cog <= 4, else 8 (half data: 8, kHalfPhaseOct). */
 inline int phase_auto_oct(const convt3d_shape *s) { return s->cog <= 4 ? 4 : 8; }
 
 /* The tiling in mode want_all (1 grouped, 0 tiled, -1 the planner's
  * choice) with oct channels a thread (0: phase_auto_oct) and the
  * CONVT3D_CUDA_TILE override tile (NULL: none); false if none fits.  note
- * says when tile was ignored. */
+ * says when tile was ignored.  Half data (s->y_type f16/bf16): 8 channels a
+ * thread whatever oct, and only tilings phase_half_built() has a build for
+ * (a forced tile with slices at W stride 2 is ignored). */
 bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, int oct,
                 const char *tile, phase_plan *out, char *note, size_t note_size);
 
-/* The registry name of a variant. */
-const char *phase_name(int all, int sw, int oct);
+/* The registry name of a variant for data of the given type. */
+const char *phase_name(int all, int sw, int oct, convt3d_dtype type = CONVT3D_F32);
 
 /* The entries' host side. */
 bool phase_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
