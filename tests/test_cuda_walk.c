@@ -283,6 +283,9 @@ static void test_depthwise_layouts(void)
                 }
     printf("\n  %d depthwise class problems, a grid of %d, %d failed ", in_class, ran, bad);
     CU_ASSERT(ran > 100);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* The walk on f16 and bf16 data (igemm/plan.cu, igemm_half_loses): the
  * half MMA keeps the suite's stride-2 shapes with 32+ channels a group
  * (unet_up_k2s2, k4s2p1, k3s2p1op1_wide), the phase kernel on half data
