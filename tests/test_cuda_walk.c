@@ -5,10 +5,10 @@
  * the fp32 FMA rate) chosen for no problem with C_in/G >= 4 or C_out/G >= 4
  * and every input size >= 8 -- checked on the problems of
  * bench/inputs/classes.txt and on a grid of dilated, strided and grouped
- * problems in both layouts.  The few-output-channel rule (fewout/plan.cu,
- * fewout_preferred): the out_c1_3 class and a grid of problems with
- * C_out/G <= 3 and C_in/G >= 16 get cuda/f32_fewout_ksplit, and no problem
- * outside the rule does.  Depthwise problems in NDHWC (the ndhwc_depthwise
+ * problems in both layouts.  Few output channels (igemm/plan.cu,
+ * igemm_preferred; fewout/plan.cu): C_out/G <= 3 with C_in/G >= 16 go to
+ * the implicit-GEMM engine on at most 16384 positions, never automatically
+ * to cuda/f32_fewout_ksplit.  Depthwise problems in NDHWC (the ndhwc_depthwise
  * class, the suite's depthwise shape, a grid) get cuda/f32_dwlast, their
  * NCDHW twins the depthwise tile kernel.  CONVT3D_TEST_WALK=1 prints every choice of the
  * class list.  SKIPs in a build without CUDA. */
@@ -136,22 +136,20 @@ static void test_grid(void)
 }
 
 /* Whether the walk's choice for p agrees with the few-output-channel rule
- * (C_in/G >= 16 and C_out/G <= 2, or 3 with at most 4 x 132 x 2048 outputs
- * a channel or where the phase kernel does not apply: big_phase says that
- * p is a large three-channel problem the phase kernel takes); prints p if
- * not.  *taken counts the problems given the kernel. */
-static int fewout_rule_ok(const convt3d_problem *p, const char *what, int big_phase,
-                          int *taken)
+ * (never the few-output kernel; C_in/G >= 16, C_out/G <= 3 and at most
+ * 16384 positions: the implicit-GEMM engine); prints p if not.  *small
+ * counts the problems the igemm part of the rule covers. */
+static int fewout_rule_ok(const convt3d_problem *p, const char *what, int *small)
 {
     convt3d_shape s;
     if (convt3d_shape_from_problem(p, &s) != CONVT3D_SUCCESS)
         return 1;
     const char *name = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
-    const int want = s.cig >= 16 && s.cog <= 3 && !big_phase;
-    CU_ASSERT(!big_phase || s.n * s.out_spatial > 4LL * H200_SMS * 2048);
-    const int got = name && strcmp(name, FEWOUT) == 0;
-    *taken += got;
-    if (want == got)
+    const int want_igemm = s.cig >= 16 && s.cog <= 3 && s.n * s.out_spatial <= 16384;
+    *small += want_igemm;
+    const int ok = name && strcmp(name, FEWOUT) != 0 &&
+                   (!want_igemm || strcmp(name, "cuda/f32_igemm_8x8") == 0);
+    if (ok)
         return 1;
     char desc[512];
     convt3d_problem_to_string(p, desc, sizeof desc);
@@ -160,62 +158,47 @@ static int fewout_rule_ok(const convt3d_problem *p, const char *what, int big_ph
     return 0;
 }
 
-/* The out_c1_3 class (k4 s2 p1 decoder heads, both layouts) all go to the
- * few-output-channel kernel; so does every problem of a grid with 1-3
- * output and 16-128 input channels a group (strides 1-3, dilation, groups,
- * both layouts; 16^3 inputs, few enough outputs for three channels), and no
- * problem with 4 output or 8 input channels a group, nor three channels on
- * unet_3d:deconv1's large volume (the phase kernel's), but its dilated
- * twin (no phase kernel there). */
+/* The out_c1_3 class (k4 s2 p1 decoder heads, both layouts) and a grid of
+ * problems with 1-4 output and 8-128 input channels a group (strides 1-3,
+ * dilation, groups, both layouts; 6^3 and 16^3 inputs): none goes to the
+ * few-output kernel, the small ones with C_in/G >= 16 and C_out/G <= 3 to
+ * the implicit-GEMM engine. */
 static void test_fewout_rule(void)
 {
     if (no_cuda())
         return;
     case_list cl;
     CU_ASSERT_FATAL(read_classes(&cl) == 0);
-    int in_class = 0, taken = 0, bad = 0;
+    int in_class = 0, small = 0, bad = 0;
     for (size_t i = 0; i < cl.n; i++) {
         if (cl.v[i].kind != CASE_RUN || strcmp(cl.v[i].klass, "out_c1_3") != 0)
             continue;
         in_class++;
-        bad += !fewout_rule_ok(&cl.v[i].problem, cl.v[i].label, 0, &taken);
+        bad += !fewout_rule_ok(&cl.v[i].problem, cl.v[i].label, &small);
     }
     CU_ASSERT(in_class >= 3);
-    CU_ASSERT_EQUAL(taken, in_class);
     cases_free(&cl);
-    /* three channels on a large volume stay on the phase kernel (the oneDNN
-     * corpus's unet_3d:deconv1) */
-    convt3d_problem big = make_problem(1, 32, 3, 1, 114, 130, 130, 3, 1, 0, 0, 1,
-                                       CONVT3D_LAYOUT_NCDHW);
-    int big_taken = 0;
-    bad += !fewout_rule_ok(&big, "unet_3d:deconv1", 1, &big_taken);
-    CU_ASSERT_EQUAL(big_taken, 0);
-    /* ... but not where dilation 2 keeps the phase kernel off (W dilation
-     * not dividing the W stride: unet_3d:dilated_deconv1, else igemm) */
-    big.dilation[0] = big.dilation[1] = big.dilation[2] = 2;
-    bad += !fewout_rule_ok(&big, "unet_3d:dilated_deconv1", 0, &big_taken);
-    CU_ASSERT_EQUAL(big_taken, 1);
     static const int cigs[] = {8, 16, 128}, cogs[] = {1, 2, 3, 4};
-    int ran = 0, grid_taken = 0;
+    int ran = 0, grid_small = 0;
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 4; b++)
             for (int st = 1; st <= 3; st++)
-                for (int v = 0; v < 8; v++) {
-                    const int g = v & 1 ? 2 : 1, k = st == 2 ? 4 : 3;
+                for (int v = 0; v < 16; v++) {
+                    const int g = v & 1 ? 2 : 1, k = st == 2 ? 4 : 3, side = v & 8 ? 6 : 16;
                     const convt3d_layout layout =
                         v & 2 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
                     convt3d_problem p = make_problem(1 + (v & 1), g * cigs[a], g * cogs[b], g,
-                                                     16, 16, 16, k, st, 1, 0, v & 1, layout);
+                                                     side, side, side, k, st, 1, 0, v & 1, layout);
                     if (v & 4)
                         p.dilation[0] = p.dilation[2] = 2;
                     if (convt3d_validate(&p) != CONVT3D_SUCCESS)
                         continue;
                     ran++;
-                    bad += !fewout_rule_ok(&p, "grid", 0, &grid_taken);
+                    bad += !fewout_rule_ok(&p, "grid", &grid_small);
                 }
-    printf("\n  out_c1_3: %d of %d; grid: %d problems, %d given the kernel, %d failed ", taken,
-           in_class, ran, grid_taken, bad);
-    CU_ASSERT(ran > 200 && grid_taken > 100);
+    printf("\n  out_c1_3: %d problems; grid: %d problems, %d small ones for igemm, %d failed ",
+           in_class, ran, grid_small, bad);
+    CU_ASSERT(ran > 400 && grid_small > 50);
     CU_ASSERT_EQUAL(bad, 0);
 }
 
@@ -381,7 +364,8 @@ void register_cuda_walk_tests(void)
         {"classes.txt: no generic kernel where C_in/G or C_out/G >= 4 and sizes >= 8",
          test_classes},
         {"a grid of dilated, strided, grouped problems: the same", test_grid},
-        {"C_out/G <= 3 and C_in/G >= 16 (out_c1_3 and a grid): the few-output kernel",
+        {"C_out/G <= 3 and C_in/G >= 16 (out_c1_3 and a grid): igemm on small volumes, "
+         "never the few-output kernel",
          test_fewout_rule},
         {"depthwise: NDHWC to the channels-last kernel, NCDHW to the tile kernel",
          test_depthwise_layouts},

@@ -24,14 +24,15 @@
  *      any kernel, padding and dilation, f32, f16 and bf16 data: channels in
  *      the lanes (4 a thread where C % 4 == 0 and the pointers allow),
  *      runs of 4 W outputs of one stride phase a thread;
- *   1b. the few-output-channel kernel (fewout/) for C_in/G >= 16 and
- *      C_out/G <= 2, or 3 unless the phase kernel takes the problem and it
- *      has more than 4 x num_sms x 2048 outputs a channel (either layout;
- *      forced: C_out/G <= 4, any C_in/G): positions in the threads, the K
+ *   1b. the few-output-channel kernel (fewout/): forced only (C_out/G <= 4,
+ *      any C_in/G; the phase and implicit-GEMM kernels beat it on every
+ *      problem of round 11's H200 sweep): positions in the threads, the K
  *      sum split over a block's threads and added in a fixed order;
  *   2. the implicit-GEMM kernel (igemm/) for NCDHW problems with
  *      C_in/G >= 16, Cog >= 32 and at most 2 taps in every W phase or fewer
- *      outputs than the GPU holds threads (either layout), and in
+ *      outputs than the GPU holds threads (either layout), for C_out/G <= 3
+ *      with C_in/G >= 16 on at most 16384 positions (N x output volume,
+ *      either layout), and in
  *      both layouts for the problems the phase kernel (3.) does not take
  *      with C_in/G >= 4 or C_out/G >= 4 (it computes every layout,
  *      dilation and stride up to 8: forced, it applies to them all);

@@ -182,40 +182,19 @@ bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned
     return true;
 }
 
-/* The walk's rule: at least 16 input channels a group and one or two
- * output channels a group, or three unless the phase kernel takes the
- * problem and the outputs (N x output volume) are more than 4 x the
- * threads the GPU holds (num_sms x 2048); in both layouts, wherever the
- * kernel applies.
- *
- * Why: the phase kernel gives a thread 4 or 8 output channels and sums each
- * output's C_in/G x taps alone; with one or two channels a group 2 to 7 of
- * its lanes are empty, and igemm's 32-wide channel tile is 97% empty for
- * one channel (H200, round 9a: last_c128to1_32 0.160 ms on the phase
- * kernel, 0.67-1.7 on igemm, cuDNN 0.064).  With three channels the phase
- * kernel wastes a quarter of its lanes and keeps its sliding window along W
- * (which this kernel does not have), so it keeps large volumes, where its
- * few outputs a thread still fill the GPU (unet_3d:deconv1, 2 M outputs);
- * below that its threads are too few.  Where the phase kernel does not take
- * the problem, igemm would (a 32-wide channel tile 90% empty).  Below 16 input channels a K sum is
- * short enough for one thread and the split would leave slices idle; four
- * output channels fill the phase kernel's 4-channel variants. */
-bool fewout_preferred(const convt3d_shape *s, bool phase_takes, const device_limits &lim,
-                      char *why, size_t why_size)
+/* Never automatically (forced only).  On the H200 (bench/NOTES.md round 11,
+ * bench/sweeps/round11.txt) it lost all ten few-output-channel problems it
+ * was chosen for: to the phase kernel on large volumes (last_c128to1_32
+ * 0.261 vs 0.160 ms tiled, last_c16to3_b4 0.142 vs 0.060 grouped, r153
+ * 1.033 vs 0.989) and to the implicit-GEMM engine on small ones, whose
+ * cluster split of K also fills the GPU (r124 0.082 vs 0.057, r14 0.066 vs
+ * 0.063, r166 0.217 vs 0.183): igemm_preferred takes those now. */
+bool fewout_preferred(const convt3d_shape *s, char *why, size_t why_size)
 {
-    if (s->cog > 3 || s->cig < 16) {
-        snprintf(why, why_size, "automatically for C_out/G <= 3 and C_in/G >= 16 only "
-                 "(%lld, %lld)", (long long)s->cog, (long long)s->cig);
-        return false;
-    }
-    const long long outputs = s->n * s->out_spatial, most = 4LL * lim.num_sms * 2048;
-    if (s->cog == 3 && phase_takes && outputs > most) {
-        snprintf(why, why_size, "automatically for C_out/G = 3 only with at most %lld outputs "
-                 "a channel (%lld) where the phase kernel applies: it fills the GPU", most,
-                 outputs);
-        return false;
-    }
-    return true;
+    (void)s;
+    snprintf(why, why_size, "not automatically: the phase kernel or the implicit-GEMM engine "
+             "was faster on every problem measured (bench/NOTES.md round 11)");
+    return false;
 }
 
 /* ---- the registry entry's host side ------------------------------------- */
@@ -236,9 +215,9 @@ bool fewout_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                               size_t why_size)
 {
     (void)e;
-    /* the phase planner runs only where its answer matters */
-    const bool big3 = s->cog == 3 && s->n * s->out_spatial > 4LL * lim.num_sms * 2048;
-    return !fewout_preferred(s, big3 && phase_takes(s, lim, ov), lim, why, why_size);
+    (void)lim;
+    (void)ov;
+    return !fewout_preferred(s, why, why_size);
 }
 
 bool fewout_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,

@@ -24,11 +24,9 @@ static_assert(sizeof(fewout_plan) <= kPlanParamBytes, "fewout_plan fits cuda_pla
 bool plan_fewout(const convt3d_shape *s, few_params *p, size_t *smem, unsigned grid[2],
                  char *why, size_t why_size);
 
-/* The walk's rule (fewout_entry_passed_over): C_in/G >= 16 and C_out/G <= 2,
- * or C_out/G = 3 unless phase_takes (the phase kernel takes s) and N x output
- * volume > 4 x num_sms x 2048 (plan.cu). */
-bool fewout_preferred(const convt3d_shape *s, bool phase_takes, const device_limits &lim,
-                      char *why, size_t why_size);
+/* The walk's rule (fewout_entry_passed_over): never automatically, since
+ * round 11's H200 sweep (plan.cu says why); why says so. */
+bool fewout_preferred(const convt3d_shape *s, char *why, size_t why_size);
 
 bool fewout_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
                              const device_limits &lim, char *why, size_t why_size);

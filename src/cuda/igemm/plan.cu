@@ -340,6 +340,10 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
  * three quarters zeros or an output-channel block seven eighths empty still
  * leaves it far less waste than the generic kernel has (H200, round 9a:
  * the dilated class from 0.12-0.17x cuDNN to 0.76-2.05x). */
+/* N x output volume up to which one to three output channels a group (with
+ * C_in/G >= 16) go to this engine rather than the phase kernel. */
+constexpr long long kIgemmFewOutPositions = 16384;
+
 bool igemm_preferred(const convt3d_shape *s, bool phase_takes, const device_limits &lim,
                      char *why, size_t why_size)
 {
@@ -352,6 +356,14 @@ bool igemm_preferred(const convt3d_shape *s, bool phase_takes, const device_limi
         }
         return true;
     }
+    /* One to three output channels a group on a small volume: the phase
+     * kernel gives each of few threads a whole K sum (r124, 128 -> 2
+     * channels, 4^3 input: 0.350 ms) while this engine splits K across a
+     * cluster (0.057; r14 0.423 -> 0.063, r166 0.266 -> 0.183; H200,
+     * bench/NOTES.md round 11).  From 65536 positions on (last_c32to1_16)
+     * the phase kernel was faster. */
+    if (s->cog <= 3 && s->cig >= 16 && s->n * s->out_spatial <= kIgemmFewOutPositions)
+        return true;
     if (s->cig < 16 || s->cog < 32) {
         snprintf(why, why_size, "automatically for C_in/G >= 16 and C_out/G >= 32 only "
                  "(%lld, %lld)", (long long)s->cig, (long long)s->cog);
@@ -473,6 +485,14 @@ bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
             return true;
         }
     }
+    /* One to three output channels a group on a small volume: the phase
+     * kernel gives each of few threads a whole K sum (r124, 128 -> 2
+     * channels, 4^3 input: 0.350 ms) while this engine splits K across a
+     * cluster (0.057; r14 0.423 -> 0.063, r166 0.266 -> 0.183; H200,
+     * bench/NOTES.md round 11).  From 65536 positions on (last_c32to1_16)
+     * the phase kernel was faster. */
+    if (s->cog <= 3 && s->cig >= 16 && s->n * s->out_spatial <= kIgemmFewOutPositions)
+        return true;
     if (s->cig < 16 || s->cog < 32) {
         snprintf(why, why_size, "automatically for C_in/G >= 16 and C_out/G >= 32 only "
                  "(%lld, %lld): the FMA kernels keep fewer channels",
