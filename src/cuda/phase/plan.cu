@@ -466,11 +466,26 @@ phase_pick with_slices(const phase_search &c, phase_pick best, long long cap)
     return best;
 }
 
+/* At most 4 input channels a group and stride >= 2 in every dim: tiled
+ * mode, not grouped.  Grouped mode stages a group's few input channels once
+ * for all s^3 phase pairs, but then a block walks every phase pair in turn;
+ * tiled blocks take one pair each and fill the GPU.  H200, f32
+ * (bench/NOTES.md round 11, bench/sweeps/round11.txt): r47 (1 -> 47
+ * channels) 0.056 -> 0.043 ms, r210 (4 -> 118) 0.039 -> 0.018, rgb16_k5_ndhwc
+ * (3 -> 8) 0.039 -> 0.023, r236 0.116 -> 0.112, rgb8_odd 0.085 -> 0.083; one
+ * loss, rgb16_s2 (3 -> 32, k3) 0.174 -> 0.184.  f16/bf16 not measured: kept. */
+bool few_inputs_strided(const convt3d_shape *s)
+{
+    return s->cig <= 4 && s->s[0] >= 2 && s->s[1] >= 2 && s->s[2] >= 2;
+}
+
 } // namespace
 
 /* The phase kernel's tiling in mode want_all (-1: either).  Rules, each
  * taken from measurements on the H200 (bench/NOTES.md):
- *   - grouped mode (one staging for every phase pair) whenever it fits;
+ *   - grouped mode (one staging for every phase pair) whenever it fits,
+ *     but for <= 4 input channels a group at stride >= 2 in every dim
+ *     (few_inputs_strided): tiled there where it fits;
  *   - toc: as many channel sub-blocks as Cog needs (up to 8), so the staged
  *     input serves the most output channels;
  *   - tx: the whole output row (up to 16 runs of sw*qw outputs);
@@ -510,14 +525,24 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
     const bool is_forced = parse_tile(tile, forced);
     if (is_forced && !(found = take_forced(c, forced, &best)))
         snprintf(note, note_size, "CONVT3D_CUDA_TILE=%s does not fit, ignored", tile);
-    /* Relax in order: fewer channel sub-blocks, then the shared-memory target. */
+    if (!is_forced && want_all < 0 && !c.half && few_inputs_strided(s))
+        c.want_all = 0;
+    /* Relax in order: fewer channel sub-blocks, then the shared-memory
+     * target; then the mode asked for, if the rule above narrowed it. */
     const long long caps[2] = {kSmemTarget, lim.smem_optin};
     int cap_used = 0;
-    for (int ci = 0; ci < 2 && !found; ci++)
-        for (int tc = toc; tc >= 1 && !found; tc = tc > 1 ? (tc + 1) / 2 : 0) {
-            found = search(c, tc, caps[ci], 1, &best);
-            cap_used = ci;
+    for (int pass = 0; pass < 2 && !found; pass++) {
+        if (pass == 1) {
+            if (c.want_all == want_all)
+                break;
+            c.want_all = want_all;
         }
+        for (int ci = 0; ci < 2 && !found; ci++)
+            for (int tc = toc; tc >= 1 && !found; tc = tc > 1 ? (tc + 1) / 2 : 0) {
+                found = search(c, tc, caps[ci], 1, &best);
+                cap_used = ci;
+            }
+    }
     if (!found)
         return false;
     if (!is_forced)
