@@ -323,9 +323,8 @@ bool dwtile_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     (void)e;
     (void)lim;
     (void)ov;
-    /* NDHWC stays on the phase kernel: the tile kernel's staging reads x
-     * along W (the phase kernel wastes 3 of its 4 channel lanes on NCDHW
-     * depthwise problems, not on NDHWC ones). */
+    /* NDHWC goes to dwlast (channels in the lanes): this kernel's staging
+     * reads x along W. */
     if (s->layout != CONVT3D_LAYOUT_NCDHW) {
         snprintf(why, why_size, "automatically for NCDHW only");
         return true;

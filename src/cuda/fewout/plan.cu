@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../phase/plan.h"
 #include "plan.h"
 
 namespace ct3d {
@@ -182,21 +181,6 @@ bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned
     return true;
 }
 
-/* Never automatically (forced only).  On the H200 (bench/NOTES.md round 11,
- * bench/sweeps/round11.txt) it lost all ten few-output-channel problems it
- * was chosen for: to the phase kernel on large volumes (last_c128to1_32
- * 0.261 vs 0.160 ms tiled, last_c16to3_b4 0.142 vs 0.060 grouped, r153
- * 1.033 vs 0.989) and to the implicit-GEMM engine on small ones, whose
- * cluster split of K also fills the GPU (r124 0.082 vs 0.057, r14 0.066 vs
- * 0.063, r166 0.217 vs 0.183): igemm_preferred takes those now. */
-bool fewout_preferred(const convt3d_shape *s, char *why, size_t why_size)
-{
-    (void)s;
-    snprintf(why, why_size, "not automatically: the phase kernel or the implicit-GEMM engine "
-             "was faster on every problem measured (bench/NOTES.md round 11)");
-    return false;
-}
-
 /* ---- the registry entry's host side ------------------------------------- */
 
 bool fewout_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
@@ -210,14 +194,25 @@ bool fewout_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
     return plan_fewout(s, &p, &smem, grid, why, why_size);
 }
 
+/* Never automatically (forced only).  On the H200 (bench/NOTES.md round 11,
+ * bench/sweeps/round11.txt) it lost all ten few-output-channel problems it
+ * was chosen for: to the phase kernel on large volumes (last_c128to1_32
+ * 0.261 vs 0.160 ms tiled, last_c16to3_b4 0.142 vs 0.060 grouped, r153
+ * 1.033 vs 0.989) and to the implicit-GEMM engine on small ones, whose
+ * cluster split of K also fills the GPU (r124 0.082 vs 0.057, r14 0.066 vs
+ * 0.063, r166 0.217 vs 0.183): igemm_preferred takes those now.
+ * Pure: the walk passes it over whatever the problem. */
 bool fewout_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                               const device_limits &lim, const cuda_overrides &ov, char *why,
                               size_t why_size)
 {
     (void)e;
+    (void)s;
     (void)lim;
     (void)ov;
-    return !fewout_preferred(s, why, why_size);
+    snprintf(why, why_size, "not automatically: the phase kernel or the implicit-GEMM engine "
+             "was faster on every problem measured (bench/NOTES.md round 11)");
+    return true;
 }
 
 bool fewout_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,

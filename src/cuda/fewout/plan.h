@@ -24,10 +24,6 @@ static_assert(sizeof(fewout_plan) <= kPlanParamBytes, "fewout_plan fits cuda_pla
 bool plan_fewout(const convt3d_shape *s, few_params *p, size_t *smem, unsigned grid[2],
                  char *why, size_t why_size);
 
-/* The walk's rule (fewout_entry_passed_over): never automatically, since
- * round 11's H200 sweep (plan.cu says why); why says so. */
-bool fewout_preferred(const convt3d_shape *s, char *why, size_t why_size);
-
 bool fewout_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
                              const device_limits &lim, char *why, size_t why_size);
 bool fewout_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
