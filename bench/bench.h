@@ -88,6 +88,17 @@ struct device_run;
 void list_implementations(const struct case_list *cl, const struct device_run *devs, int n_dev,
                           convt3d_dtype dtype, convt3d_math_mode math);
 
+/* --all-kernels: the names of the implementations of dev's kind that apply
+ * to bp in s's math mode (static storage), at most max; returns how many. */
+int applicable_implementations(const bench_problem *bp, convt3d_device dev,
+                               const bench_settings *s, const char **names, int max);
+
+/* The automatic plan's description, the line CONVT3D_VERBOSE=1 prints for
+ * it (tiling, mode), caught from stderr: the public API names the kernel
+ * only.  buf "" when none was caught. */
+void automatic_plan_description(const bench_problem *bp, convt3d_device dev,
+                                const bench_settings *s, char *buf, size_t size);
+
 /* The implementations (one file each). */
 void run_convt3d_cpu(const bench_problem *bp, const bench_settings *s, impl_result *r);
 /* oneDNN twice: plain layouts and its preferred ones (reorders excluded). */

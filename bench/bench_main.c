@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "data.h"
 #include "gpu_util.h"
+#include "oracle.h"
 #include "results.h"
 #include "summary.h"
 
@@ -289,6 +290,40 @@ static void problem_release(bench_problem *bp)
     memset(bp, 0, sizeof *bp);
 }
 
+/* --all-kernels: every implementation of the device that applies, forced
+ * one after the other on the problem's data, checked against its reference
+ * and timed like the automatic row.  g: the device buffers on a GPU, NULL on
+ * the CPU. */
+static void run_forced(const bench_problem *bp, const bench_settings *s, case_result *cr, int d,
+                       convt3d_device dev, gpu_bufs *g)
+{
+    enum { MAX_FORCED = 64 };
+    const char *names[MAX_FORCED];
+    const int n = applicable_implementations(bp, dev, s, names, MAX_FORCED);
+    cr->forced[d] = calloc(n ? (size_t)n : 1, sizeof *cr->forced[d]);
+    if (!cr->forced[d]) {
+        fprintf(stderr, "convt3d-bench: out of memory for --all-kernels\n");
+        return;
+    }
+    bench_settings fs = *s;
+    fs.staged = 0; /* side figures: the automatic row has them */
+    fs.host_cost = 0;
+    for (int i = 0; i < n; i++) {
+        impl_result *r = &cr->forced[d][i];
+        fs.impl = names[i];
+        if (s->verbose)
+            fprintf(stderr, "convt3d-bench: %s forced...\n", names[i]);
+        if (g)
+            run_convt3d_cuda(bp, g, &fs, r);
+        else
+            run_convt3d_cpu(bp, &fs, r);
+        if (!r->detail[0]) /* no plan: the row still names its kernel */
+            snprintf(r->detail, sizeof r->detail, "%s", names[i]);
+    }
+    cr->n_forced[d] = n;
+    automatic_plan_description(bp, dev, s, cr->plan_desc[d], sizeof cr->plan_desc[d]);
+}
+
 static void run_on_cpu(const bench_problem *bp, const bench_options *o, const bench_settings *s,
                        case_result *cr, int d)
 {
@@ -297,6 +332,10 @@ static void run_on_cpu(const bench_problem *bp, const bench_options *o, const be
     if (o->baselines) {
         run_onednn(bp, s, &cr->impl[d][1], &cr->impl[d][2]);
         cr->n_impl[d] = 3;
+    }
+    if (o->all_kernels) {
+        const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+        run_forced(bp, s, cr, d, cpu, NULL);
     }
 }
 
@@ -317,6 +356,10 @@ static void run_on_cuda(const bench_problem *bp, const bench_options *o, const b
     run_convt3d_cuda(bp, &g, s, &cr->impl[d][0]);
     if (o->baselines)
         cr->n_impl[d] = 1 + run_cudnn(bp, &g, s, &cr->impl[d][1]);
+    if (o->all_kernels) {
+        const convt3d_device dev = {CONVT3D_DEVICE_CUDA, ordinal};
+        run_forced(bp, s, cr, d, dev, &g);
+    }
     gpu_bufs_destroy(&g);
 }
 
@@ -368,6 +411,18 @@ static void run_case(size_t index, const bench_case *bc, const bench_options *o,
     problem_release(&bp);
 }
 
+/* The oracle blocks alone, for --all-kernels runs without a summary
+ * (problems without a class). */
+static void oracle_summary(FILE *f, const case_result *res, size_t n, const device_run *devs,
+                           int n_dev)
+{
+    for (int d = 0; d < n_dev; d++)
+        if (devs[d].available && oracle_wanted(res, n, d)) {
+            fprintf(f, "\nsummary on %s:\n", devs[d].name);
+            oracle_print(f, res, n, d, 10);
+        }
+}
+
 static int exit_status(const case_result *res, size_t n, int n_dev)
 {
     int mismatch = 0, error = 0;
@@ -381,6 +436,12 @@ static int exit_status(const case_result *res, size_t n, int n_dev)
                 mismatch |= impl_mismatch(r);
                 /* a baseline that fails to run only loses its comparison */
                 error |= r->state == IMPL_FAILED && !r->baseline;
+            }
+        /* a forced kernel is convt3d too: wrong is a mismatch, failing an error */
+        for (int d = 0; d < n_dev; d++)
+            for (int i = 0; i < res[c].n_forced[d]; i++) {
+                mismatch |= impl_mismatch(&res[c].forced[d][i]);
+                error |= res[c].forced[d][i].state == IMPL_FAILED;
             }
     }
     return mismatch ? 1 : error ? 2 : 0;
@@ -456,12 +517,17 @@ int main(int argc, char **argv)
     report_summary(stdout, res, cl.n, devs, n_dev, &o);
     if (summary_wanted(res, cl.n))
         summary_print(stdout, res, cl.n, devs, n_dev, 10);
+    else if (o.all_kernels)
+        oracle_summary(stdout, res, cl.n, devs, n_dev);
     int status = exit_status(res, cl.n, n_dev);
     if (o.json && json_write(o.json, res, cl.n, devs, n_dev, &o)) {
         fprintf(stderr, "convt3d-bench: could not write --json=%s\n", o.json);
         status = status ? status : 2;
     }
     cudnn_release();
+    for (size_t c = 0; c < cl.n; c++)
+        for (int d = 0; d < MAX_DEVICES; d++)
+            free(res[c].forced[d]);
     free(res);
     cases_free(&cl);
     return status;

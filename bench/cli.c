@@ -14,7 +14,7 @@ enum {
     OPT_THREADS, OPT_VERIFY, OPT_NO_VERIFY, OPT_VERIFY_GMAC, OPT_TOL, OPT_SEED, OPT_BUDGET,
     OPT_REPS, OPT_WARMUP, OPT_MAX_GFLOP, OPT_NO_BASELINES, OPT_CALIBRATE, OPT_NO_CALIBRATE,
     OPT_JSON, OPT_STAGED, OPT_LIST, OPT_VERSION, OPT_IMPL, OPT_KERNELS, OPT_RANDOM, OPT_HOST_COST,
-    OPT_DTYPE, OPT_MATH
+    OPT_DTYPE, OPT_MATH, OPT_ALL_KERNELS
 };
 
 static const struct option long_opts[] = {
@@ -57,6 +57,7 @@ static const struct option long_opts[] = {
     {"list", no_argument, 0, OPT_LIST},
     {"impl", required_argument, 0, OPT_IMPL},
     {"kernels", no_argument, 0, OPT_KERNELS},
+    {"all-kernels", no_argument, 0, OPT_ALL_KERNELS},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0}};
@@ -149,6 +150,15 @@ void cli_usage(FILE *f)
         "                        (forced, on its own device; baselines as usual); a problem it\n"
         "                        does not apply to is reported with the reason, exit status 2\n"
         "                        (--kernel=K with a number is the kernel size, as above)\n"
+        "  --all-kernels         after convt3d's automatic row (and the baselines), time\n"
+        "                        every implementation of the device that applies, forced,\n"
+        "                        on the same data with the same budget and check (a wrong\n"
+        "                        one is a mismatch: exit status 1); one line each, marking\n"
+        "                        the automatic choice and the fastest; the JSON holds them\n"
+        "                        and the summary an \"oracle\" block: how often the choice\n"
+        "                        is the fastest, the geomean automatic/fastest, the speed-up\n"
+        "                        if the fastest were chosen, per kernel who beat it, and\n"
+        "                        the largest losses (bench/oracle_rules.py reads the JSON)\n"
         "  -h, --help   --version\n"
         "\n"
         "Exit status: 0 all well (not-expressible descriptors included), 1 a verification\n"
@@ -332,6 +342,7 @@ static int apply(bench_options *o, int c, const char *name, const char *arg)
     case OPT_LIST: o->list = 1; return 0;
     case OPT_IMPL: o->impl = arg; return 0;
     case OPT_KERNELS: o->list_kernels = 1; return 0;
+    case OPT_ALL_KERNELS: o->all_kernels = 1; return 0;
     case 'h': cli_usage(stdout); return 1;
     case OPT_VERSION: printf("convt3d-bench %s\n", convt3d_version()); return 1;
     default: cli_usage(stderr); return -1;
@@ -369,6 +380,11 @@ int cli_parse(int argc, char **argv, bench_options *o)
         fprintf(stderr, "convt3d-bench: --tol=%g is looser than the %s tolerance %g: --tol can "
                         "only tighten a row's check, so each row keeps its mode's\n",
                 o->tol, prec_name(mode_prec(o->dtype, o->math)), mode_tol);
+    if (o->impl && o->all_kernels) {
+        fprintf(stderr, "convt3d-bench: --all-kernels times every implementation, --kernel=%s "
+                        "forces one: give one of them\n", o->impl);
+        return -1;
+    }
     if (o->have_shape && o->shape_given != 15) {
         fprintf(stderr, "convt3d-bench: a shape from flags needs --cin, --cout, --in and "
                         "--kernel (missing:%s%s%s%s)\n",

@@ -43,6 +43,7 @@ typedef struct bench_options {
     int host_cost;           /* --host-cost: host time per execute_on_stream call (GPU) */
     const char *impl;        /* --kernel=NAME / --impl=NAME: the forced implementation */
     int list_kernels;        /* --kernels */
+    int all_kernels;         /* --all-kernels: also time every implementation that applies */
 } bench_options;
 
 /* 0: run; 1: done (help or version printed); -1: error (message printed). */

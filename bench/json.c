@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "oracle.h"
 #include "results.h"
 
 static void jstr(FILE *f, const char *s)
@@ -146,6 +147,44 @@ static void impl_json(FILE *f, const case_result *cr, const device_run *d, const
     fputs("}", f);
 }
 
+/* --all-kernels: every forced row of device d and what a rule needs: the
+ * output size, the automatic kernel, the fastest other one and the loss. */
+static void oracle_json(FILE *f, const case_result *cr, const device_run *dv, int d)
+{
+    oracle_case oc;
+    oracle_of(cr, d, &oc);
+    int64_t out[3] = {0, 0, 0};
+    convt3d_output_dims(&cr->bc->problem, out);
+    fputs(", \"oracle\": {\"automatic\": ", f);
+    jstr(f, cr->n_impl[d] ? cr->impl[d][0].detail : "");
+    fputs(", \"plan\": ", f);
+    jstr(f, cr->plan_desc[d]);
+    fputs(", \"out_size\": ", f);
+    jtriple(f, out);
+    fprintf(f, ", \"valid\": %s, \"fastest_other\": ", oc.valid ? "true" : "false");
+    if (oc.winner >= 0)
+        jstr(f, cr->forced[d][oc.winner].detail);
+    else
+        fputs("null", f);
+    fputs(", \"auto_over_fastest\": ", f);
+    if (oc.valid)
+        jnum(f, oc.loss);
+    else
+        fputs("null", f);
+    fputs(", \"baseline_ms\": ", f);
+    if (oc.base_ms > 0)
+        jnum(f, oc.base_ms);
+    else
+        fputs("null", f);
+    fputs(", \"forced\": [", f);
+    for (int i = 0; i < cr->n_forced[d]; i++) {
+        fputs(i ? ",\n          " : "\n          ", f);
+        /* alone: its speed-up fields stay null, the oracle's figures say it */
+        impl_json(f, cr, dv, &cr->forced[d][i], &cr->forced[d][i], 1);
+    }
+    fputs("]}", f);
+}
+
 static const char *kind_name(case_kind k)
 {
     switch (k) {
@@ -205,7 +244,10 @@ static void case_json(FILE *f, const case_result *cr, const device_run *devs, in
                 fputs(i ? ",\n        " : "\n        ", f);
                 impl_json(f, cr, &devs[d], &cr->impl[d][i], cr->impl[d], cr->n_impl[d]);
             }
-            fputs("]}", f);
+            fputs("]", f);
+            if (cr->forced[d])
+                oracle_json(f, cr, &devs[d], d);
+            fputs("}", f);
         }
         fputs("]", f);
     }
@@ -290,6 +332,19 @@ int json_write(const char *path, const case_result *res, size_t n, const device_
             jnum(f, cmp.geomean);
         else
             fputs("null", f);
+        if (oracle_wanted(res, n, d)) {
+            oracle_stats st;
+            oracle_compute(res, n, d, &st);
+            fprintf(f, ", \"oracle\": {\"problems\": %d, \"auto_fastest\": %d, "
+                       "\"forced_bad\": %d, \"geomean_auto_over_fastest\": ",
+                    st.problems, st.auto_fastest, st.forced_bad);
+            jnum(f, st.problems ? st.geo_loss : NAN);
+            fprintf(f, ", \"compared\": %d, \"geomean_speedup_actual\": ", st.compared);
+            jnum(f, st.compared ? st.geo_actual : NAN);
+            fputs(", \"geomean_speedup_oracle\": ", f);
+            jnum(f, st.compared ? st.geo_oracle : NAN);
+            fputs("}", f);
+        }
         fputs("}", f);
         first = 0;
     }

@@ -19,6 +19,22 @@ convt3d_status bench_plan_create(convt3d_plan **plan, const bench_problem *bp,
     return convt3d_plan_create_ex(plan, &bp->p, device, bp->wt, bp->bt, &opts);
 }
 
+int applicable_implementations(const bench_problem *bp, convt3d_device dev,
+                               const bench_settings *s, const char **names, int max)
+{
+    convt3d_plan_options opts;
+    convt3d_plan_options_init(&opts);
+    opts.math_mode = s->math;
+    int n = 0;
+    for (int i = 0; i < convt3d_implementation_count() && n < max; i++) {
+        const char *name = convt3d_implementation_name(i);
+        if (convt3d_implementation_device(i) == dev.kind &&
+            convt3d_implementation_applies(name, &bp->p, dev, &opts) == CONVT3D_SUCCESS)
+            names[n++] = name;
+    }
+    return n;
+}
+
 static convt3d_device device_of(const device_run *d)
 {
     convt3d_device dev = CONVT3D_DEVICE_CPU_INIT;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "oracle.h"
 #include "results.h"
 
 #define ROW "%-28s %-7s %-20s %-6s %11s %9s %7s %9s %9s %7s  %s\n"
@@ -227,6 +228,53 @@ static void impl_row(FILE *f, const char *shape, const char *dev, const case_res
     }
 }
 
+/* The check cell of a row: "full", "sampled", "skipped", "FAIL ..." */
+static void check_text(const case_result *cr, const impl_result *r, char *buf, size_t size)
+{
+    if (!r->verify.checked)
+        snprintf(buf, size, "skipped");
+    else
+        snprintf(buf, size, "%s%s", r->verify.ok ? "" : "FAIL ",
+                 cr->vmode == VERIFY_SAMPLED ? "sampled" : "full");
+}
+
+void report_forced(FILE *f, const case_result *cr, int d)
+{
+    if (!cr->forced[d])
+        return;
+    oracle_case oc;
+    oracle_of(cr, d, &oc);
+    fprintf(f, "%37s every kernel that applies, forced (x auto: its median / the automatic "
+               "row's):\n",
+            "");
+    if (!cr->n_forced[d])
+        fprintf(f, "%37s   none applies\n", "");
+    for (int i = 0; i < cr->n_forced[d]; i++) {
+        const impl_result *r = &cr->forced[d][i];
+        if (r->state != IMPL_OK) {
+            fprintf(f, "%37s   %-42s %s: %s\n", "", r->detail, state_word(r->state), r->note);
+            continue;
+        }
+        char med[32], rel[16] = "-", check[32];
+        const char *mark = "";
+        snprintf(med, sizeof med, "%.3f%s", r->time.median_ms, r->time.reps < 3 ? "*" : "");
+        if (r->time.reps < 3)
+            used_few_reps = 1;
+        if (oc.auto_ms > 0)
+            snprintf(rel, sizeof rel, "%.2fx", r->time.median_ms / oc.auto_ms);
+        check_text(cr, r, check, sizeof check);
+        if (i == oc.auto_forced)
+            mark = oc.valid && oc.best_ms == oc.auto_ms ? "<- automatic, fastest" : "<- automatic";
+        else if (i == oc.winner && oc.valid && oc.best_ms < oc.auto_ms)
+            mark = "<- fastest";
+        fprintf(f, "%37s   %-42s %11s %7s %-12s%s%s\n", "", r->detail, med, rel, check,
+                *mark ? " " : "", mark);
+        if (!r->verify.ok && r->verify.checked)
+            fprintf(f, "%37s   MISMATCH: relative L2 error %.3e > tolerance %.0e (%s)\n", "",
+                    r->verify.rel_l2, r->tol, prec_name(r->prec));
+    }
+}
+
 void report_case(FILE *f, const case_result *cr, const device_run *devs, int n_dev, int verbose)
 {
     const bench_case *bc = cr->bc;
@@ -269,6 +317,7 @@ void report_case(FILE *f, const case_result *cr, const device_run *devs, int n_d
                      cr->impl[d], cr->n_impl[d], i, verbose);
             first = 0;
         }
+        report_forced(f, cr, d);
     }
     fflush(f);
 }
@@ -386,6 +435,11 @@ void report_summary(FILE *f, const case_result *res, size_t n, const device_run 
                     errors += !r->baseline;
                     base_failed += r->baseline;
                 }
+            }
+        for (int d = 0; d < n_dev; d++)
+            for (int i = 0; i < res[c].n_forced[d]; i++) {
+                bad += impl_mismatch(&res[c].forced[d][i]);
+                errors += res[c].forced[d][i].state == IMPL_FAILED;
             }
     }
     fprintf(f, "verification: %d problem%s in full, %d sampled, %d not verified; %s\n", full,

@@ -36,6 +36,13 @@ typedef struct case_result {
     double ref_seconds;
     impl_result impl[MAX_DEVICES][MAX_IMPLS];
     int n_impl[MAX_DEVICES];
+    /* --all-kernels: every implementation of the device that applies, each
+     * forced in a plan of its own (detail: its name); malloc'ed, NULL without
+     * the option.  impl[d][0] stays the automatic choice. */
+    impl_result *forced[MAX_DEVICES];
+    int n_forced[MAX_DEVICES];
+    char plan_desc[MAX_DEVICES][400]; /* --all-kernels: the automatic plan as CONVT3D_VERBOSE
+                                        * describes it ("" where none was caught) */
 } case_result;
 
 /* The fastest baseline that ran and was not caught wrong, or -1. */
@@ -58,7 +65,9 @@ typedef struct comparison {
 } comparison;
 void compare_device(const case_result *res, size_t n, int d, comparison *out);
 
-/* report.c: the readable table. */
+/* report.c: the readable table; report_forced: the --all-kernels lines of
+ * device d (nothing without the option). */
+void report_forced(FILE *f, const case_result *cr, int d);
 void report_header(FILE *f, const device_run *devs, int n_dev, const bench_options *o,
                    const char *extra);
 void report_table_head(FILE *f);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oracle.h"
 #include "summary.h"
 
 #define KEY_MAX 96
@@ -298,6 +299,8 @@ static void device_summary(FILE *f, const case_result *res, size_t n, const devi
     if (distinct_keys(res, n, d, class_key, 1, keys, 2) > 1)
         group_table(f, "per class", "class", class_key, 1, res, n, d);
     group_table(f, "per kernel convt3d chose", "kernel", kernel_key, 0, res, n, d);
+    if (oracle_wanted(res, n, d))
+        oracle_print(f, res, n, d, slowest);
 }
 
 void summary_print(FILE *f, const case_result *res, size_t n, const device_run *devs, int n_dev,

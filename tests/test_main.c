@@ -41,6 +41,7 @@ int main(void)
     register_random_problem_tests();
     register_cuda_walk_tests();
     register_bench_mode_tests();
+    register_bench_oracle_tests();
     register_reliability_tests();
 
     printf("convt3d %s test suite, seed %llu (set CONVT3D_TEST_SEED to change)\n",

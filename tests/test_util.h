@@ -142,6 +142,7 @@ void register_backend_tests(void);
 void register_backend_gpu_tests(void);     /* in the GPU program */
 void register_descriptor_tests(void);
 void register_random_problem_tests(void);
+void register_bench_oracle_tests(void);    /* --all-kernels parsing, the oracle's arithmetic */
 void register_cuda_walk_tests(void);        /* the CUDA walk on the host */
 void register_bench_mode_tests(void);      /* convt3d-bench --dtype/--math, tolerances */
 void register_reliability_tests(void);
