@@ -100,6 +100,9 @@ typedef struct cpu_isa {
      * registry's rule). */
     cpu_kernel ndhwc_icl, ncdhw_icl;
     int64_t ic_lanes;
+    /* Kernel 1x1x1 only: a GEMM over the input positions, the other outputs
+     * the bias (cpu/pointwise.h). */
+    cpu_kernel ncdhw_pw, ndhwc_pw;
     /* Whether an output-channel tile is built for the shape's W taps and
      * stride (pure), or NULL where the ISA has none. */
     int (*ncdhw_oc_built)(const convt3d_shape *s);
