@@ -147,20 +147,28 @@ CPU_INLINE void pw_ndhwc_body(const pw_args *a, const int V, const int P)
 }
 
 /* The instantiations: per V, the full tile (M rows) and the one-row tile
- * for the tails (2 * PW_MAXV a layout). */
+ * for the tails; NCDHW also tiles of 4 and 2 channels, for the channel
+ * tails (C_out/G = 4 would otherwise take four one-channel passes over x):
+ * 4 * PW_MAXV NCDHW tiles and 2 * PW_MAXV NDHWC tiles. */
 #define PW_DEFINE(V, M)                                                                        \
     static void pw_ncdhw_##V##_##M(const pw_args *a) { pw_ncdhw_body(a, V, M); }               \
+    static void pw_ncdhw_##V##_4t(const pw_args *a) { pw_ncdhw_body(a, V, 4); }                \
+    static void pw_ncdhw_##V##_2t(const pw_args *a) { pw_ncdhw_body(a, V, 2); }                \
     static void pw_ncdhw_##V##_1(const pw_args *a) { pw_ncdhw_body(a, V, 1); }                 \
     static void pw_ndhwc_##V##_##M(const pw_args *a) { pw_ndhwc_body(a, V, M); }               \
     static void pw_ndhwc_##V##_1(const pw_args *a) { pw_ndhwc_body(a, V, 1); }
 PW_SHAPES(PW_DEFINE)
 #define PW_NCDHW_FULL(V, M) [V - 1] = pw_ncdhw_##V##_##M,
 #define PW_NCDHW_ONE(V, M) [V - 1] = pw_ncdhw_##V##_1,
+#define PW_NCDHW_FOUR(V, M) [V - 1] = pw_ncdhw_##V##_4t,
+#define PW_NCDHW_TWO(V, M) [V - 1] = pw_ncdhw_##V##_2t,
 #define PW_NDHWC_FULL(V, M) [V - 1] = pw_ndhwc_##V##_##M,
 #define PW_NDHWC_ONE(V, M) [V - 1] = pw_ndhwc_##V##_1,
 #define PW_ROWS(V, M) [V - 1] = M,
 static const pw_fn pw_ncdhw_full[PW_MAXV] = {PW_SHAPES(PW_NCDHW_FULL)};
 static const pw_fn pw_ncdhw_one[PW_MAXV] = {PW_SHAPES(PW_NCDHW_ONE)};
+static const pw_fn pw_ncdhw_four[PW_MAXV] = {PW_SHAPES(PW_NCDHW_FOUR)};
+static const pw_fn pw_ncdhw_two[PW_MAXV] = {PW_SHAPES(PW_NCDHW_TWO)};
 static const pw_fn pw_ndhwc_full[PW_MAXV] = {PW_SHAPES(PW_NDHWC_FULL)};
 static const pw_fn pw_ndhwc_one[PW_MAXV] = {PW_SHAPES(PW_NDHWC_ONE)};
 static const int pw_rows[PW_MAXV] = {PW_SHAPES(PW_ROWS)};
@@ -187,15 +195,25 @@ static void pw_reached(const cpu_plan *pl, const cpu_row_job *job, int64_t *c, i
         }
 }
 
-/* NCDHW: outputs [ow0, ow1) of every channel of the row get the bias (or 0). */
+/* NCDHW: outputs [ow0, ow1) of every channel of the row get the bias (or
+ * 0), a vector at a time (rows are short: a scalar loop's setup cost more
+ * than the stores). */
 static void pw_fill_ncdhw(const cpu_plan *pl, const cpu_row_job *job, int64_t ow0, int64_t ow1)
 {
     const convt3d_shape *s = &pl->s;
+    if (ow0 >= ow1)
+        return;
+    const int64_t len = ow1 - ow0;
+    const int tail = (int)(len % VL);
+    const vmask all = v_mask_range(0, VL), last = v_mask_range(0, tail);
     for (int64_t oc = 0; oc < s->cog; oc++) {
-        const float b = job->bias ? job->bias[oc] : 0.0f;
-        float *restrict yo = job->y + oc * s->y_stride[1];
-        for (int64_t ow = ow0; ow < ow1; ow++)
-            yo[ow] = b;
+        const vf b = v_set1(job->bias ? job->bias[oc] : 0.0f);
+        float *yo = job->y + oc * s->y_stride[1] + ow0;
+        int64_t i = 0;
+        for (; i + VL <= len; i += VL)
+            v_storeu_mask(yo + i, b, all);
+        if (tail)
+            v_storeu_mask(yo + i, b, last);
     }
 }
 
@@ -250,12 +268,18 @@ static void row_ncdhw_pw(const cpu_plan *pl, const cpu_row_job *job)
         a.n = (int)cpu_min64(V * VL, len - j);
         a.x = x0 + j;
         for (int64_t oc = 0; oc < s->cog;) {
-            const int whole = s->cog - oc >= O; /* else the tail, a channel at a time */
+            /* whole tiles, then the tail in tiles of 4, 2 and 1 channels */
+            const int64_t left = s->cog - oc;
+            const int rows = left >= O ? O : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+            const pw_fn *fns = rows == O ? pw_ncdhw_full
+                               : rows == 4 ? pw_ncdhw_four
+                               : rows == 2 ? pw_ncdhw_two
+                                           : pw_ncdhw_one;
             a.w = job->w + oc;
             a.bias = job->bias ? job->bias + oc : NULL;
             a.y = y0 + oc * s->y_stride[1] + j * sw;
-            (whole ? pw_ncdhw_full : pw_ncdhw_one)[V - 1](&a);
-            oc += whole ? O : 1;
+            fns[V - 1](&a);
+            oc += rows;
         }
     }
 }
