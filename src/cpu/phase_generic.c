@@ -243,6 +243,6 @@ const cpu_isa convt3d_cpu_isa_generic = {
     .ndhwc_icl = {row_ndhwc_icl, plan_ndhwc_icl, 0, 0},
     .ncdhw_icl = {row_ncdhw_icl, plan_ndhwc_icl, 0, 0},
     .ic_lanes = GEN_ICL,
-    .ncdhw_pw = {row_ncdhw_pw, plan_pw, 0, 0},
+    .ncdhw_pw = {row_ncdhw_pw, plan_pw, 0, 0, block_ncdhw_pw},
     .ndhwc_pw = {row_ndhwc_pw, plan_pw, 0, 0},
 };

@@ -26,6 +26,7 @@
 #ifndef CONVT3D_CPU_POINTWISE_H
 #define CONVT3D_CPU_POINTWISE_H
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -58,6 +59,9 @@ typedef struct pw_args {
     int64_t y_step;  /* NCDHW: between output channels; NDHWC: between positions */
     int64_t y_pos;   /* NCDHW: between positions in y (the W stride) */
     int n;           /* lanes that are real: NCDHW positions, NDHWC output channels */
+    /* NCDHW blocks: the output offset of each of the n positions from y (the
+     * plan's pw_off), -1 for none; NULL: positions y_pos apart */
+    const int64_t *off;
 } pw_args;
 
 typedef void (*pw_fn)(const pw_args *a);
@@ -99,6 +103,20 @@ CPU_INLINE void pw_ncdhw_body(const pw_args *a, const int V, const int O)
         PW_NCDHW_LOOP(v_loadu(xp + v * VL))
     } else {
         PW_NCDHW_LOOP(v_loadu_mask(xp + v * VL, m[v]))
+    }
+    if (a->off) {
+        /* a block's positions, scattered to their outputs */
+        float tmp[PW_MAXV * VL];
+        const vmask all = v_mask_range(0, VL);
+        CPU_UNROLL for (int o = 0; o < O; o++)
+        {
+            CPU_UNROLL for (int v = 0; v < V; v++) v_storeu_mask(tmp + v * VL, acc[o][v], all);
+            float *yo = a->y + o * a->y_step;
+            for (int i = 0; i < a->n; i++)
+                if (a->off[i] >= 0)
+                    yo[a->off[i]] = tmp[i];
+        }
+        return;
     }
     if (a->y_pos == 1) {
         CPU_UNROLL for (int o = 0; o < O; o++)
@@ -250,6 +268,29 @@ static void pw_fill_row(const cpu_plan *pl, const cpu_row_job *job, int64_t c, i
     }
 }
 
+/* Every output channel of a's positions (V vectors) into y (the first
+ * channel's outputs): whole tiles, then the tail in tiles of 4, 2 and 1
+ * channels. */
+static void pw_ncdhw_channels(const cpu_plan *pl, const cpu_row_job *job, pw_args *a, int V,
+                              float *y)
+{
+    const convt3d_shape *s = &pl->s;
+    const int O = pw_rows[V - 1];
+    for (int64_t oc = 0; oc < s->cog;) {
+        const int64_t left = s->cog - oc;
+        const int rows = left >= O ? O : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+        const pw_fn *fns = rows == O    ? pw_ncdhw_full
+                           : rows == 4 ? pw_ncdhw_four
+                           : rows == 2 ? pw_ncdhw_two
+                                       : pw_ncdhw_one;
+        a->w = job->w + oc;
+        a->bias = job->bias ? job->bias + oc : NULL;
+        a->y = y + oc * s->y_stride[1];
+        fns[V - 1](a);
+        oc += rows;
+    }
+}
+
 static void row_ncdhw_pw(const cpu_plan *pl, const cpu_row_job *job)
 {
     const convt3d_shape *s = &pl->s;
@@ -259,7 +300,7 @@ static void row_ncdhw_pw(const cpu_plan *pl, const cpu_row_job *job)
     if (jlo >= jhi)
         return;
     const int64_t len = jhi - jlo, sw = s->s[2];
-    const int V = (int)cpu_min64(PW_MAXV, (len + VL - 1) / VL), O = pw_rows[V - 1];
+    const int V = (int)cpu_min64(PW_MAXV, (len + VL - 1) / VL);
     pw_args a = {.x_step = job->x_plane, .cig = s->cig, .cogp = pl->cogp,
                  .y_step = s->y_stride[1], .y_pos = sw};
     const float *x0 = job->x + job->rt[0].x_off + jlo + delta;
@@ -267,20 +308,7 @@ static void row_ncdhw_pw(const cpu_plan *pl, const cpu_row_job *job)
     for (int64_t j = 0; j < len; j += V * VL) {
         a.n = (int)cpu_min64(V * VL, len - j);
         a.x = x0 + j;
-        for (int64_t oc = 0; oc < s->cog;) {
-            /* whole tiles, then the tail in tiles of 4, 2 and 1 channels */
-            const int64_t left = s->cog - oc;
-            const int rows = left >= O ? O : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-            const pw_fn *fns = rows == O ? pw_ncdhw_full
-                               : rows == 4 ? pw_ncdhw_four
-                               : rows == 2 ? pw_ncdhw_two
-                                           : pw_ncdhw_one;
-            a.w = job->w + oc;
-            a.bias = job->bias ? job->bias + oc : NULL;
-            a.y = y0 + oc * s->y_stride[1] + j * sw;
-            fns[V - 1](&a);
-            oc += rows;
-        }
+        pw_ncdhw_channels(pl, job, &a, V, y0 + j * sw);
     }
 }
 
@@ -316,12 +344,86 @@ static void row_ndhwc_pw(const cpu_plan *pl, const cpu_row_job *job)
     }
 }
 
+/* Whether every output of a row is reached (W stride 1, the input covers
+ * the row): then the reached rows need no fill. */
+static int pw_rows_covered(const convt3d_shape *s)
+{
+    return s->s[2] == 1 && s->p[2] + s->out[2] <= s->in[2];
+}
+
+/* NCDHW, rows oh0 <= oh < oh1 of plane od: the rows first get the bias
+ * (unless every output is reached), then the input rows reaching them, one
+ * contiguous run of in_w-long rows in x, are one stream of positions for
+ * the tiles, each lane scattered to its output through pw_off.  Short rows
+ * (a few W positions) would otherwise pay a row's setup for a few lanes. */
+static void block_ncdhw_pw(const cpu_plan *pl, const cpu_row_job *job, int64_t od, int64_t oh0,
+                           int64_t oh1)
+{
+    const convt3d_shape *s = &pl->s;
+    const int64_t td = od + s->p[0], sh = s->s[1], ph = s->p[1];
+    const int d_hit = td % s->s[0] == 0 && td / s->s[0] < s->in[0];
+    const int covered = pw_rows_covered(s);
+    cpu_row_job row = *job;
+    for (int64_t oh = oh0; oh < oh1; oh++) {
+        const int64_t th = oh + ph;
+        const int hit = d_hit && th % sh == 0 && th / sh < s->in[1];
+        if (!hit || !covered) {
+            row.y = job->y + oh * s->y_stride[3];
+            pw_fill_ncdhw(pl, &row, 0, s->out[2]);
+        }
+    }
+    if (!d_hit)
+        return;
+    const int64_t ih_lo = (oh0 + ph + sh - 1) / sh;
+    const int64_t ih_hi = cpu_min64(s->in[1], (oh1 - 1 + ph) / sh + 1);
+    if (ih_lo >= ih_hi)
+        return;
+    const int64_t npos = (ih_hi - ih_lo) * s->in[2];
+    const float *x0 = job->x + (td / s->s[0]) * s->x_stride[2] + ih_lo * s->x_stride[3];
+    const int64_t *off = pl->pw_off + ih_lo * s->in[2];
+    const int V = (int)cpu_min64(PW_MAXV, (npos + VL - 1) / VL);
+    pw_args a = {.x_step = s->x_stride[1], .cig = s->cig, .cogp = pl->cogp,
+                 .y_step = s->y_stride[1]};
+    for (int64_t q = 0; q < npos; q += V * VL) {
+        a.n = (int)cpu_min64(V * VL, npos - q);
+        a.x = x0 + q;
+        a.off = off + q;
+        pw_ncdhw_channels(pl, job, &a, V, job->y);
+    }
+}
+
+/* Input planes of at most this many positions get the offset table of the
+ * blocks (8 bytes a position); larger ones run row by row. */
+#define PW_OFF_MAX ((int64_t)1 << 22)
+
+/* The table of block_ncdhw_pw, or NULL (rows instead): needs x's rows
+ * contiguous within a plane (x_stride[3] = in_w: one run of positions). */
+static int64_t *pw_offsets(const convt3d_shape *s)
+{
+    const int64_t in_h = s->in[1], in_w = s->in[2];
+    if (s->layout != CONVT3D_LAYOUT_NCDHW || s->x_stride[3] != in_w || in_h > PW_OFF_MAX ||
+        in_w > PW_OFF_MAX / in_h)
+        return NULL;
+    int64_t *off = malloc((size_t)(in_h * in_w) * sizeof *off);
+    if (!off)
+        return NULL;
+    for (int64_t ih = 0; ih < in_h; ih++)
+        for (int64_t iw = 0; iw < in_w; iw++) {
+            /* kernel 1: output o = i * s - p in each dim */
+            const int64_t oh = ih * s->s[1] - s->p[1], ow = iw * s->s[2] - s->p[2];
+            const int in = oh >= 0 && oh < s->out[1] && ow >= 0 && ow < s->out[2];
+            off[ih * in_w + iw] = in ? oh * s->y_stride[3] + ow * s->y_stride[4] : -1;
+        }
+    return off;
+}
+
 static void plan_pw(cpu_plan *pl)
 {
     const int lanes = (int)VL;
     cpu_plan_set_tiling(pl, (cpu_tiling){.tile_a = pw_rows[0], .tile_b = lanes,
                                           .chunk = PW_CHUNK, .w_block = 0});
     pl->scratch_bytes = 0;
+    pl->pw_off = pw_offsets(&pl->s);
 }
 
 #endif /* CONVT3D_CPU_POINTWISE_H */
