@@ -286,6 +286,30 @@ static const cpu_family ndhwc = {CONVT3D_LAYOUT_NDHWC, ndhwc_kernel, NULL, NULL,
                                  ndhwc_describe};
 static const cpu_family ndhwc_dw = {CONVT3D_LAYOUT_NDHWC, ndhwc_dw_kernel, ndhwc_dw_applicable,
                                     NULL, ndhwc_rows_describe};
+/* The input-channel-lane tile ends each output with a horizontal sum of
+ * its lanes (a log2(lanes)-step shuffle tree), which the vector FMAs of
+ * that output must amortise: an output gets k_volume / (sD sH sW) taps on
+ * average (its phase's share) and each tap ceil(C_in/G / lanes) vector
+ * FMAs.  Taken at 8 or more FMAs a sum.  Measured (Zen 5, 1 thread, CPU
+ * time, under load; bench/NOTES.md round 12d): random_71 (k3x1x2 s2, C_in/G
+ * 27: 1.5 a sum) 2.7 ms on the tile vs 1.4 on the W-lane tile, random_140
+ * (k1x4x2 s2, C_in/G 64: 4 a sum) 0.48-0.59 vs 0.25; the round-10b wins
+ * had 30 or more. */
+static int icl_sums_fed(const cpu_impl *im, const convt3d_shape *s, char *why, size_t why_size)
+{
+    const int64_t lanes = im->isa->ic_lanes;
+    const double taps = (double)s->k_volume / ((double)s->s[0] * (double)s->s[1] * (double)s->s[2]);
+    const double fmas = taps * (double)((s->cig + lanes - 1) / lanes);
+    if (fmas < 8.0) {
+        snprintf(why, why_size,
+                 "an output's lane sum ends %.1f vector FMAs (%.2f taps x %lld vectors of C_in/G; "
+                 "at least 8 pay)",
+                 fmas, taps, (long long)((s->cig + lanes - 1) / lanes));
+        return 0;
+    }
+    return 1;
+}
+
 /* The NDHWC rule; the transposed rows (cpu/iclanes.h: twice the kD x kH
  * rows of an output row, each in_w x cigp floats) must fit the budget of
  * the machine's caches (cpu_cache_budget_of: twice the L2); then the
@@ -308,6 +332,8 @@ static int ncdhw_icl_passed_over(const cpu_impl *im, const convt3d_shape *s, cha
                  bytes / 1024);
         return 1;
     }
+    if (!icl_sums_fed(im, s, why, why_size))
+        return 1;
     return !cpu_icl_ncdhw_worthwhile(s, &im->isa->limits, why, why_size);
 }
 
