@@ -88,6 +88,7 @@ static void free_plan(cpu_plan *pl)
     free(pl->w);
     free(pl->bias);
     free(pl->zeros);
+    free(pl->pw_off);
     for (int d = 0; d < 3; d++) {
         free(pl->ph[d].start);
         free(pl->ph[d].taps);
@@ -290,6 +291,9 @@ static int64_t row_taps(const cpu_plan *pl, int64_t od, int64_t oh, cpu_row_tap 
 
 /* ---- work split --------------------------------------------------------- */
 
+/* Whether the kernel takes blocks of whole rows (cpu_kernel.block). */
+static int uses_blocks(const cpu_plan *pl) { return pl->kernel->block && pl->pw_off; }
+
 /* How the output is cut into work items (n, g, od, block of oh rows, W segment). */
 typedef struct cpu_split {
     int64_t rows_per_item, row_blocks; /* along oh */
@@ -307,7 +311,8 @@ static cpu_split split_work(const cpu_plan *pl, int threads)
     const int64_t planes = s->n * item_groups(pl) * s->out[0], outh = s->out[1];
     const int64_t rows = planes * outh, want = threads > 1 ? 16 * (int64_t)threads : 1;
     sp.jlen = cpu_phase_len(s->out[2], s->s[2], 0);
-    const int64_t chunks = (sp.jlen + pl->chunk - 1) / pl->chunk;
+    /* blocks hold whole rows: one W segment */
+    const int64_t chunks = uses_blocks(pl) ? 1 : (sp.jlen + pl->chunk - 1) / pl->chunk;
     int64_t segs = 1;
     if (rows < want)
         segs = cpu_min64(chunks, (want + rows - 1) / rows);
@@ -430,6 +435,12 @@ static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, cons
     float *yp = y + n * s->y_stride[0] + g * s->cog * s->y_stride[1] + od * s->y_stride[2];
     const int64_t oh_end = cpu_min64(s->out[1], (hb + 1) * sp->rows_per_item);
     int64_t oh = hb * sp->rows_per_item;
+    if (uses_blocks(pl)) {
+        job.x = xg;
+        job.y = yp;
+        pl->kernel->block(pl, &job, od, oh, oh_end);
+        return;
+    }
     int64_t nrt = row_taps(pl, od, oh, ts->rt, ts->src);
     for (; oh < oh_end; oh++) {
         /* this row's lists are in rt/src; the next row's go to next_rt/next_src

@@ -139,6 +139,17 @@ static const named_problem edge_cases[] = {
      "mb1 ic32 oc6 g2 in3x3x11 k2x3x4 s1x2x3 p0x1x1 op0x1x2"},
     {"C_out/G = 4, C_in/G = 24, dilation 2", "mb1 ic24 oc4 g1 in3x4x9 k3x2x3 s1x2x1 p2x1x2 op0x1x0 l2x1x2"},
     {"C_out/G = 2, C_in/G = 8, W = 1", "mb1 ic8 oc2 g1 in2x3x1 k2x2x3 s2x1x2 p0x0x1 op1x0x1"},
+    /* kernel 1x1x1: the pointwise GEMM (cpu/pointwise.h) */
+    {"pointwise, stride 2, C_out 31 (partial vectors, channel tails)",
+     "mb1 ic16 oc31 g1 in3x4x37 k1x1x1 s2x2x2 p0x0x0 op0x1x1"},
+    {"pointwise, groups 4, strides 3x1x2, padding crops",
+     "mb2 ic8 oc12 g4 in4x5x13 k1x1x1 s3x1x2 p1x0x1 op2x0x1"},
+    {"pointwise, depthwise 17, stride 2", "mb2 ic17 oc17 g17 in3x4x5 k1x1x1 s2x2x2 p0x0x0 op1x0x1"},
+    {"pointwise, C_in/G 64, C_out/G 1, stride 1", "mb1 ic128 oc2 g2 in3x3x19 k1x1x1 s1x1x1 p0x0x0 op0x0x0"},
+    {"pointwise, stride 3, padding 2, dilation ignored",
+     "mb1 ic5 oc40 g1 in3x3x23 k1x1x1 s3x3x3 p2x1x2 op2x2x1 l2x3x2"},
+    {"pointwise, stride 1, output padding (from dilation) past the input",
+     "mb1 ic7 oc9 g1 in2x3x70 k1x1x1 s1x1x1 p0x0x0 op1x1x1 l2x2x2"},
 };
 
 /* DESIGN.md section 5, batch 1 and fewer rows so the reference stays quick;
@@ -506,7 +517,12 @@ static void cpu_lanes_choice(void)
     CU_ASSERT_FATAL(plan_kernel_on(cpu, fewout, name, sizeof name));
     CU_ASSERT(strstr(name, "_iclanes_ncdhw__") != NULL);
     CU_ASSERT_FATAL(plan_kernel_on(cpu, pointwise, name, sizeof name));
-    CU_ASSERT(strstr(name, "_gather_ncdhw__") != NULL);
+    CU_ASSERT(strstr(name, "_pointwise_ncdhw__") != NULL);
+    /* few taps a phase and few input-channel vectors: too few FMAs end in
+     * each lane sum, the W-lane tile takes it (random_71, random_140) */
+    const char *thin = "mb1 ic54 oc8 g2 in5x5x17 k3x1x2 s2x2x2 p1x0x1 op0x0x0";
+    CU_ASSERT_FATAL(plan_kernel_on(cpu, thin, name, sizeof name));
+    CU_ASSERT(strstr(name, "_iclanes_ncdhw__") == NULL);
 }
 
 /* NDHWC problems whose groups leave vectors idle run on the kernels that
@@ -526,6 +542,11 @@ static void cpu_ndhwc_choice(void)
         {"mb1 ic128 oc4 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_iclanes_ndhwc__"},
         {"mb1 ic256 oc1 g1 in3x4x20 k4x4x4 s2x2x2 p1x1x1 op0x0x0", "_iclanes_ndhwc__"},
         {"mb1 ic4 oc2 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_grouplanes_ndhwc__"},
+        /* kernel 1x1x1: the pointwise GEMM, unless groups of few output
+         * channels leave its lanes idle (then the lanes across groups) */
+        {"mb1 ic16 oc31 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
+        {"mb1 ic64 oc2 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
+        {"mb1 ic64 oc64 g64 in4x8x32 k1x1x1 s2x2x2 p0x0x0 op1x1x1", "_depthwise_ndhwc__"},
     };
     for (int i = 0; i < COUNT(cases); i++) {
         convt3d_problem p = parse_problem(cases[i].desc);
@@ -574,6 +595,8 @@ static void cpu_thread_count_invariance(void)
         "mb1 ic5 oc5 g5 in1x1x600 k3x3x3 s1x1x1 p1x1x1 op0x0x0",   /* the same, W segments */
         "mb1 ic40 oc2 g1 in2x3x45 k3x3x3 s2x2x2 p1x1x1 op1x1x1",   /* NDHWC input-channel lanes */
         "mb1 ic19 oc1 g1 in1x1x500 k3x3x3 s1x1x1 p1x1x1 op0x0x0",  /* the same, W segments */
+        "mb2 ic12 oc40 g2 in3x4x41 k1x1x1 s2x1x2 p0x0x1 op1x0x1",  /* pointwise */
+        "mb1 ic6 oc20 g1 in1x1x700 k1x1x1 s1x1x2 p0x0x0 op0x0x1",  /* the same, W segments */
     };
     const int saved = omp_get_max_threads();
     const int counts[] = {1, 2, 3, 5, 8, 17, 64};
@@ -718,6 +741,18 @@ static void cpu_every_implementation_forced(void)
             if (convt3d_tensor_elems(&p, &(int64_t){0}, &(int64_t){0}, &(int64_t){0}) !=
                 CONVT3D_SUCCESS)
                 continue;
+        }
+        /* kernel 1x1x1, which the pointwise kernels need */
+        if (i % 4 == 3) {
+            convt3d_problem q = p;
+            for (int d = 0; d < 3; d++) {
+                q.kernel[d] = 1;
+                q.padding[d] = q.padding[d] % 2;
+                q.output_padding[d] = q.stride[d] - 1;
+            }
+            if (convt3d_tensor_elems(&q, &(int64_t){0}, &(int64_t){0}, &(int64_t){0}) ==
+                CONVT3D_SUCCESS)
+                p = q;
         }
         /* depthwise, which the NDHWC depthwise tile needs, now and then */
         if (i % 4 == 1) {

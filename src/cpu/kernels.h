@@ -63,6 +63,13 @@ typedef struct cpu_row_job {
 
 typedef void (*cpu_row_fn)(const cpu_plan *plan, const cpu_row_job *job);
 
+/* A block of output rows oh0 <= oh < oh1 of one plane (n, g, od) at once,
+ * whole rows (the driver then splits no row along W): job->x is x at (n,
+ * first input channel of g), job->y is y at (n, first output channel of g,
+ * od, 0, 0), job->w and job->bias as for rows; rt, nrt, j0, j1 unused. */
+typedef void (*cpu_block_fn)(const cpu_plan *plan, const cpu_row_job *job, int64_t od,
+                             int64_t oh0, int64_t oh1);
+
 /* One row kernel of an instruction set.  plan() fills the plan's tiling
  * fields and scratch_bytes from the shape (at plan creation, after the
  * common fields are set and before the weights are packed). */
@@ -79,6 +86,9 @@ typedef struct cpu_kernel {
      * row is group co / cog's channel co % cog) and the bias is C_out long
      * (cpu/ndhwc_rows.h). */
     int all_groups;
+    /* When set, and the plan's pw_off table exists, the driver hands this
+     * kernel blocks of whole rows instead of rows (cpu_block_fn). */
+    cpu_block_fn block;
 } cpu_kernel;
 
 /* One instruction-set variant (cpu/phase_*.c): its kernels, one per layout
@@ -100,6 +110,9 @@ typedef struct cpu_isa {
      * registry's rule). */
     cpu_kernel ndhwc_icl, ncdhw_icl;
     int64_t ic_lanes;
+    /* Kernel 1x1x1 only: a GEMM over the input positions, the other outputs
+     * the bias (cpu/pointwise.h). */
+    cpu_kernel ncdhw_pw, ndhwc_pw;
     /* Whether an output-channel tile is built for the shape's W taps and
      * stride (pure), or NULL where the ISA has none. */
     int (*ncdhw_oc_built)(const convt3d_shape *s);
@@ -154,6 +167,10 @@ struct cpu_plan {
     int pack_slots;
     int64_t pack_left, pack_row;
     size_t scratch_bytes;      /* per-thread scratch of the row kernel */
+    /* NCDHW pointwise blocks (cpu/pointwise.h): for each input position
+     * ih * in_w + iw of a plane, its output's offset oh * out_w + ow in the
+     * output plane, or -1 where padding crops it; NULL: rows instead. */
+    int64_t *pw_off;
 };
 
 CONVT3D_INTERNAL extern const cpu_isa convt3d_cpu_isa_generic;

@@ -124,6 +124,10 @@ static inline float v_hsum(vf v)
     return _mm_cvtss_f32(s);
 }
 
+/* Pointwise tiles (cpu/pointwise.h): as the NDHWC tiles, <= 12 accumulators. */
+#define PW_MAXV 3
+#define PW_SHAPES(X) X(1, 12) X(2, 6) X(3, 4)
+
 #define CPU_ISA_SYMBOL convt3d_cpu_isa_avx2
 #define CPU_ISA_NAME "avx2"
 #include "phase_tile.h"

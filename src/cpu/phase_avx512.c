@@ -125,6 +125,10 @@ static inline float v_hsum(vf v)
     return _mm_cvtss_f32(s);
 }
 
+/* Pointwise tiles (cpu/pointwise.h): as the NDHWC tiles, <= 24 accumulators. */
+#define PW_MAXV 4
+#define PW_SHAPES(X) X(1, 16) X(2, 12) X(3, 8) X(4, 6)
+
 #define CPU_ISA_SYMBOL convt3d_cpu_isa_avx512
 #define CPU_ISA_NAME "avx512"
 #include "phase_tile.h"

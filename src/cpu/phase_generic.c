@@ -211,6 +211,27 @@ static void plan_ndhwc_icl(cpu_plan *pl)
     pl->scratch_bytes = 0;
 }
 
+/* The pointwise kernels (cpu/pointwise.h) over one-lane stand-ins for the
+ * vector vocabulary: a "vector" is one float, a mask one flag. */
+#define VL 1
+typedef float vf;
+typedef int vmask;
+static inline vf v_zero(void) { return 0.0f; }
+static inline vf v_set1(float f) { return f; }
+static inline vf v_loadu(const float *p) { return *p; }
+static inline vf v_loadu_mask(const float *p, vmask m) { return m ? *p : 0.0f; }
+static inline void v_storeu_mask(float *p, vf v, vmask m)
+{
+    if (m)
+        *p = v;
+}
+static inline vf v_fma(vf a, vf b, vf c) { return a * b + c; }
+static inline vf v_bcast(const float *p) { return *p; }
+static inline vmask v_mask_range(int lo, int hi) { return lo <= 0 && 0 < hi; }
+#define PW_MAXV 4
+#define PW_SHAPES(X) X(1, 4) X(2, 4) X(3, 4) X(4, 4)
+#include "pointwise.h"
+
 const cpu_isa convt3d_cpu_isa_generic = {
     .name = "generic",
     .vector_lanes = 1,
@@ -222,4 +243,6 @@ const cpu_isa convt3d_cpu_isa_generic = {
     .ndhwc_icl = {row_ndhwc_icl, plan_ndhwc_icl, 0, 0},
     .ncdhw_icl = {row_ncdhw_icl, plan_ndhwc_icl, 0, 0},
     .ic_lanes = GEN_ICL,
+    .ncdhw_pw = {row_ncdhw_pw, plan_pw, 0, 0, block_ncdhw_pw},
+    .ndhwc_pw = {row_ndhwc_pw, plan_pw, 0, 0},
 };

@@ -838,6 +838,8 @@ static void plan_ndhwc(cpu_plan *pl)
 
 static int ncdhw_oc_built(const convt3d_shape *s) { return ocl_tile(s, 1, 1) != NULL; }
 
+#include "pointwise.h"
+
 const cpu_isa CPU_ISA_SYMBOL = {
     .name = CPU_ISA_NAME,
     .vector_lanes = VL,
@@ -853,6 +855,8 @@ const cpu_isa CPU_ISA_SYMBOL = {
     .ndhwc_icl = {row_ndhwc_icl, plan_ndhwc_icl, 0, 0},
     .ncdhw_icl = {row_ncdhw_icl, plan_ncdhw_icl, 0, 0},
     .ic_lanes = VL,
+    .ncdhw_pw = {row_ncdhw_pw, plan_pw, 0, 0, block_ncdhw_pw},
+    .ndhwc_pw = {row_ndhwc_pw, plan_pw, 0, 0},
     .ncdhw_oc_built = ncdhw_oc_built,
     .finish = v_fence,
 };

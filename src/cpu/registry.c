@@ -14,15 +14,18 @@
 #include "registry.h"
 
 /* the kinds, defined below the table */
-static const cpu_family ncdhw_icl, ncdhw_oc, ncdhw, ndhwc_dw, ndhwc_icl, ndhwc_gl, ndhwc;
+static const cpu_family ncdhw_pw, ncdhw_icl, ncdhw_oc, ncdhw, ndhwc_pw, ndhwc_dw, ndhwc_icl,
+    ndhwc_gl, ndhwc;
 
 #define CPU_NDHWC_IMPLS(isa, sym)                                                              \
-    {"cpu/f32_phase_depthwise_ndhwc__" isa, &sym, &ndhwc_dw},                                  \
+    {"cpu/f32_pointwise_ndhwc__" isa, &sym, &ndhwc_pw},                                        \
+        {"cpu/f32_phase_depthwise_ndhwc__" isa, &sym, &ndhwc_dw},                              \
         {"cpu/f32_phase_iclanes_ndhwc__" isa, &sym, &ndhwc_icl},                               \
         {"cpu/f32_phase_grouplanes_ndhwc__" isa, &sym, &ndhwc_gl},                             \
         {"cpu/f32_phase_gather_ndhwc__" isa, &sym, &ndhwc},
 #define CPU_IMPLS(isa, sym)                                                                    \
-    {"cpu/f32_phase_iclanes_ncdhw__" isa, &sym, &ncdhw_icl},                                   \
+    {"cpu/f32_pointwise_ncdhw__" isa, &sym, &ncdhw_pw},                                        \
+        {"cpu/f32_phase_iclanes_ncdhw__" isa, &sym, &ncdhw_icl},                               \
         {"cpu/f32_phase_gather_ncdhw_oc__" isa, &sym, &ncdhw_oc},                              \
         {"cpu/f32_phase_gather_ncdhw__" isa, &sym, &ncdhw}, CPU_NDHWC_IMPLS(isa, sym)
 
@@ -33,6 +36,7 @@ static const cpu_impl impls[] = {
 #if CONVT3D_HAVE_CPU_AVX2
     CPU_IMPLS("avx2", convt3d_cpu_isa_avx2)
 #endif
+    {"cpu/f32_pointwise_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw_pw},
     {"cpu/f32_phase_iclanes_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw_icl},
     {"cpu/f32_phase_gather_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw},
     CPU_NDHWC_IMPLS("generic", convt3d_cpu_isa_generic)
@@ -106,6 +110,44 @@ static const cpu_kernel *ndhwc_dw_kernel(const cpu_isa *isa) { return &isa->ndhw
 static const cpu_kernel *ndhwc_gl_kernel(const cpu_isa *isa) { return &isa->ndhwc_gl; }
 static const cpu_kernel *ndhwc_icl_kernel(const cpu_isa *isa) { return &isa->ndhwc_icl; }
 static const cpu_kernel *ncdhw_icl_kernel(const cpu_isa *isa) { return &isa->ncdhw_icl; }
+static const cpu_kernel *ncdhw_pw_kernel(const cpu_isa *isa) { return &isa->ncdhw_pw; }
+static const cpu_kernel *ndhwc_pw_kernel(const cpu_isa *isa) { return &isa->ndhwc_pw; }
+
+/* The pointwise kernels need one tap in every dim (dilation is then moot). */
+static int pw_applicable(const cpu_impl *im, const convt3d_shape *s, char *why, size_t why_size)
+{
+    (void)im;
+    if (s->k[0] != 1 || s->k[1] != 1 || s->k[2] != 1) {
+        snprintf(why, why_size, "kernel %lldx%lldx%lld (it needs 1x1x1)", (long long)s->k[0],
+                 (long long)s->k[1], (long long)s->k[2]);
+        return 0;
+    }
+    return 1;
+}
+
+/* NDHWC puts a group's output channels in the lanes: where they fill less
+ * than half a vector and there are other groups, the tiles with lanes
+ * across groups (depthwise, grouped lanes) keep the lanes busier.  NCDHW
+ * puts positions in the lanes: never passed over. */
+static int ndhwc_pw_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
+                                size_t why_size)
+{
+    const int64_t lanes = im->isa->vector_lanes;
+    if (s->groups > 1 && 2 * s->cog < lanes) {
+        snprintf(why, why_size, "C_out/G=%lld fills less than half a %lld-lane vector",
+                 (long long)s->cog, (long long)lanes);
+        return 1;
+    }
+    return 0;
+}
+
+static int pw_describe(const cpu_plan *pl, char *out, size_t size)
+{
+    return snprintf(out, size, "pointwise GEMM, tiles of up to %d %s x %d-lane vectors",
+                    pl->tile_a,
+                    pl->s.layout == CONVT3D_LAYOUT_NCDHW ? "channels" : "positions",
+                    pl->tile_b);
+}
 
 /* Tiles are built for every C_out/G up to CPU_ICL_MAXO (all of a group's
  * channels in one tile). */
@@ -232,6 +274,10 @@ static int ndhwc_rows_describe(const cpu_plan *pl, char *out, size_t size)
                     pl->isa->vector_lanes > 1 ? "channel vectors" : "channels");
 }
 
+static const cpu_family ncdhw_pw = {CONVT3D_LAYOUT_NCDHW, ncdhw_pw_kernel, pw_applicable, NULL,
+                                    pw_describe};
+static const cpu_family ndhwc_pw = {CONVT3D_LAYOUT_NDHWC, ndhwc_pw_kernel, pw_applicable,
+                                    ndhwc_pw_passed_over, pw_describe};
 static const cpu_family ncdhw_oc = {CONVT3D_LAYOUT_NCDHW, ncdhw_oc_kernel, ncdhw_oc_applicable,
                                     ncdhw_oc_passed_over, ncdhw_oc_describe};
 static const cpu_family ncdhw = {CONVT3D_LAYOUT_NCDHW, ncdhw_kernel, NULL, NULL,
@@ -240,6 +286,30 @@ static const cpu_family ndhwc = {CONVT3D_LAYOUT_NDHWC, ndhwc_kernel, NULL, NULL,
                                  ndhwc_describe};
 static const cpu_family ndhwc_dw = {CONVT3D_LAYOUT_NDHWC, ndhwc_dw_kernel, ndhwc_dw_applicable,
                                     NULL, ndhwc_rows_describe};
+/* The input-channel-lane tile ends each output with a horizontal sum of
+ * its lanes (a log2(lanes)-step shuffle tree), which the vector FMAs of
+ * that output must amortise: an output gets k_volume / (sD sH sW) taps on
+ * average (its phase's share) and each tap ceil(C_in/G / lanes) vector
+ * FMAs.  Taken at 8 or more FMAs a sum.  Measured (Zen 5, 1 thread, CPU
+ * time, under load; bench/NOTES.md round 12d): random_71 (k3x1x2 s2, C_in/G
+ * 27: 1.5 a sum) 2.7 ms on the tile vs 1.4 on the W-lane tile, random_140
+ * (k1x4x2 s2, C_in/G 64: 4 a sum) 0.48-0.59 vs 0.25; the round-10b wins
+ * had 30 or more. */
+static int icl_sums_fed(const cpu_impl *im, const convt3d_shape *s, char *why, size_t why_size)
+{
+    const int64_t lanes = im->isa->ic_lanes;
+    const double taps = (double)s->k_volume / ((double)s->s[0] * (double)s->s[1] * (double)s->s[2]);
+    const double fmas = taps * (double)((s->cig + lanes - 1) / lanes);
+    if (fmas < 8.0) {
+        snprintf(why, why_size,
+                 "an output's lane sum ends %.1f vector FMAs (%.2f taps x %lld vectors of C_in/G; "
+                 "at least 8 pay)",
+                 fmas, taps, (long long)((s->cig + lanes - 1) / lanes));
+        return 0;
+    }
+    return 1;
+}
+
 /* The NDHWC rule; the transposed rows (cpu/iclanes.h: twice the kD x kH
  * rows of an output row, each in_w x cigp floats) must fit the budget of
  * the machine's caches (cpu_cache_budget_of: twice the L2); then the
@@ -262,6 +332,8 @@ static int ncdhw_icl_passed_over(const cpu_impl *im, const convt3d_shape *s, cha
                  bytes / 1024);
         return 1;
     }
+    if (!icl_sums_fed(im, s, why, why_size))
+        return 1;
     return !cpu_icl_ncdhw_worthwhile(s, &im->isa->limits, why, why_size);
 }
 

@@ -1,0 +1,429 @@
+/* The pointwise kernels (kernel 1x1x1), both layouts, written once over the
+ * vector vocabulary of cpu/phase_tile.h and included by each instruction-set
+ * file (cpu/phase_avx512.c, cpu/phase_avx2.c, and cpu/phase_generic.c with
+ * one-lane stand-ins), which first defines VL, vf, vmask, v_zero, v_set1,
+ * v_loadu, v_loadu_mask, v_storeu_mask, v_fma, v_bcast, v_mask_range, and
+ *
+ *   PW_MAXV             vectors a tile spans at most
+ *   PW_SHAPES(X)        X(V, M) for V = 1 .. PW_MAXV: the tile of V vectors
+ *                       and M rows (NCDHW: M output channels, NDHWC: M
+ *                       positions), V*M accumulators within the registers
+ *
+ * Why a kernel of its own: with one tap, each input position reaches exactly
+ * one output (o = i*s - p in each dim), so the transposed convolution is a
+ * GEMM over the input positions, and the outputs of the other stride phases
+ * (and those past the input, from padding and output_padding) get only the
+ * bias.  The gather tiles pay their per-tap, per-phase setup on every output
+ * position; here the bias-only outputs are a fill and the others a
+ * register-blocked GEMM with no borders in its loop.
+ *
+ * It runs as a row kernel of the common driver (cpu_omp.c: OpenMP over n,
+ * groups, output rows and W segments), so an output row (od, oh) has at most
+ * one input row (nrt 0 or 1), and in W one phase c holds the one tap.  Each
+ * output is summed over the group's input channels in order by one tile:
+ * results do not depend on the thread count.  Weights are the common
+ * [g][ic][oc < cogp] packing (NDHWC: cogp whole vectors, zero-padded). */
+#ifndef CONVT3D_CPU_POINTWISE_H
+#define CONVT3D_CPU_POINTWISE_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+#ifndef CPU_UNROLL
+#define CPU_UNROLL _Pragma("GCC unroll 32")
+#endif
+#ifndef CPU_INLINE
+#define CPU_INLINE static inline __attribute__((always_inline))
+#endif
+
+/* The arrays of a tile are sized by these; the unrolled loops with constant
+ * bounds touch only the V x M corner, which stays in registers. */
+#define PW_MAXM 16
+
+/* j positions a W segment of the driver holds: a multiple of every tile's
+ * positions in both layouts (16, 12, 8, 6, 4, 3). */
+#define PW_CHUNK 48
+
+/* One tile's operands. */
+typedef struct pw_args {
+    const float *x;  /* NCDHW: channel 0 at the tile's first position; NDHWC: the first
+                        position's channel 0 */
+    int64_t x_step;  /* NCDHW: between input channels; NDHWC: between positions */
+    int64_t cig;
+    const float *w;  /* packed weights [ic][oc < cogp] at the tile's first output channel */
+    int64_t cogp;
+    const float *bias; /* at the tile's first output channel, or NULL */
+    float *y;        /* the tile's first output */
+    int64_t y_step;  /* NCDHW: between output channels; NDHWC: between positions */
+    int64_t y_pos;   /* NCDHW: between positions in y (the W stride) */
+    int n;           /* lanes that are real: NCDHW positions, NDHWC output channels */
+    /* NCDHW blocks: the output offset of each of the n positions from y (the
+     * plan's pw_off), -1 for none; NULL: positions y_pos apart */
+    const int64_t *off;
+} pw_args;
+
+typedef void (*pw_fn)(const pw_args *a);
+
+/* Masks of the first n lanes over V vectors. */
+#define PW_MASKS(V, n, m)                                                                      \
+    CPU_UNROLL for (int v = 0; v < (V); v++)                                                   \
+    {                                                                                          \
+        const int left_ = (n) - v * VL;                                                        \
+        m[v] = v_mask_range(0, left_ < 0 ? 0 : left_ > VL ? VL : left_);                       \
+    }
+
+/* NCDHW: O output channels x V vectors of positions; x vectors along the
+ * positions, weights broadcast.  The unmasked loop serves whole tiles. */
+#define PW_NCDHW_LOOP(LOAD)                                                                    \
+    for (int64_t ic = 0; ic < cig; ic++, xp += a->x_step, wp += a->cogp) {                     \
+        vf xv[PW_MAXV];                                                                              \
+        CPU_UNROLL for (int v = 0; v < V; v++) xv[v] = LOAD;                                   \
+        CPU_UNROLL for (int o = 0; o < O; o++)                                                 \
+        {                                                                                      \
+            const vf wb = v_bcast(wp + o);                                                     \
+            CPU_UNROLL for (int v = 0; v < V; v++) acc[o][v] = v_fma(xv[v], wb, acc[o][v]);    \
+        }                                                                                      \
+    }
+
+CPU_INLINE void pw_ncdhw_body(const pw_args *a, const int V, const int O)
+{
+    vf acc[PW_MAXM][PW_MAXV];
+    vmask m[PW_MAXV];
+    PW_MASKS(V, a->n, m);
+    CPU_UNROLL for (int o = 0; o < O; o++)
+    {
+        const vf b = a->bias ? v_set1(a->bias[o]) : v_zero();
+        CPU_UNROLL for (int v = 0; v < V; v++) acc[o][v] = b;
+    }
+    const int64_t cig = a->cig;
+    const float *xp = a->x, *wp = a->w;
+    if (a->n == V * VL) {
+        PW_NCDHW_LOOP(v_loadu(xp + v * VL))
+    } else {
+        PW_NCDHW_LOOP(v_loadu_mask(xp + v * VL, m[v]))
+    }
+    if (a->off) {
+        /* a block's positions, scattered to their outputs */
+        float tmp[PW_MAXV * VL];
+        const vmask all = v_mask_range(0, VL);
+        CPU_UNROLL for (int o = 0; o < O; o++)
+        {
+            CPU_UNROLL for (int v = 0; v < V; v++) v_storeu_mask(tmp + v * VL, acc[o][v], all);
+            float *yo = a->y + o * a->y_step;
+            for (int i = 0; i < a->n; i++)
+                if (a->off[i] >= 0)
+                    yo[a->off[i]] = tmp[i];
+        }
+        return;
+    }
+    if (a->y_pos == 1) {
+        CPU_UNROLL for (int o = 0; o < O; o++)
+            CPU_UNROLL for (int v = 0; v < V; v++)
+                v_storeu_mask(a->y + o * a->y_step + v * VL, acc[o][v], m[v]);
+        return;
+    }
+    /* W stride > 1: this phase's outputs are y_pos apart */
+    float tmp[PW_MAXV * VL];
+    const vmask all = v_mask_range(0, VL);
+    CPU_UNROLL for (int o = 0; o < O; o++)
+    {
+        CPU_UNROLL for (int v = 0; v < V; v++) v_storeu_mask(tmp + v * VL, acc[o][v], all);
+        float *yo = a->y + o * a->y_step;
+        for (int i = 0; i < a->n; i++)
+            yo[i * a->y_pos] = tmp[i];
+    }
+}
+
+/* NDHWC: P positions x V vectors of output channels; weight vectors along
+ * the channels, x broadcast.  Reads whole vectors of weights and bias (cogp
+ * is whole vectors); writes the first n channels. */
+CPU_INLINE void pw_ndhwc_body(const pw_args *a, const int V, const int P)
+{
+    vf acc[PW_MAXM][PW_MAXV];
+    vmask m[PW_MAXV];
+    PW_MASKS(V, a->n, m);
+    CPU_UNROLL for (int v = 0; v < V; v++)
+    {
+        const vf b = a->bias ? v_loadu(a->bias + v * VL) : v_zero();
+        CPU_UNROLL for (int p = 0; p < P; p++) acc[p][v] = b;
+    }
+    const float *xp = a->x, *wp = a->w;
+    for (int64_t ic = 0; ic < a->cig; ic++, xp++, wp += a->cogp) {
+        vf wv[PW_MAXV];
+        CPU_UNROLL for (int v = 0; v < V; v++) wv[v] = v_loadu(wp + v * VL);
+        CPU_UNROLL for (int p = 0; p < P; p++)
+        {
+            const vf xb = v_bcast(xp + p * a->x_step);
+            CPU_UNROLL for (int v = 0; v < V; v++) acc[p][v] = v_fma(wv[v], xb, acc[p][v]);
+        }
+    }
+    CPU_UNROLL for (int p = 0; p < P; p++)
+        CPU_UNROLL for (int v = 0; v < V; v++)
+            v_storeu_mask(a->y + p * a->y_step + v * VL, acc[p][v], m[v]);
+}
+
+/* The instantiations: per V, the full tile (M rows) and the one-row tile
+ * for the tails; NCDHW also tiles of 4 and 2 channels, for the channel
+ * tails (C_out/G = 4 would otherwise take four one-channel passes over x):
+ * 4 * PW_MAXV NCDHW tiles and 2 * PW_MAXV NDHWC tiles. */
+#define PW_DEFINE(V, M)                                                                        \
+    static void pw_ncdhw_##V##_##M(const pw_args *a) { pw_ncdhw_body(a, V, M); }               \
+    static void pw_ncdhw_##V##_4t(const pw_args *a) { pw_ncdhw_body(a, V, 4); }                \
+    static void pw_ncdhw_##V##_2t(const pw_args *a) { pw_ncdhw_body(a, V, 2); }                \
+    static void pw_ncdhw_##V##_1(const pw_args *a) { pw_ncdhw_body(a, V, 1); }                 \
+    static void pw_ndhwc_##V##_##M(const pw_args *a) { pw_ndhwc_body(a, V, M); }               \
+    static void pw_ndhwc_##V##_1(const pw_args *a) { pw_ndhwc_body(a, V, 1); }
+PW_SHAPES(PW_DEFINE)
+#define PW_NCDHW_FULL(V, M) [V - 1] = pw_ncdhw_##V##_##M,
+#define PW_NCDHW_ONE(V, M) [V - 1] = pw_ncdhw_##V##_1,
+#define PW_NCDHW_FOUR(V, M) [V - 1] = pw_ncdhw_##V##_4t,
+#define PW_NCDHW_TWO(V, M) [V - 1] = pw_ncdhw_##V##_2t,
+#define PW_NDHWC_FULL(V, M) [V - 1] = pw_ndhwc_##V##_##M,
+#define PW_NDHWC_ONE(V, M) [V - 1] = pw_ndhwc_##V##_1,
+#define PW_ROWS(V, M) [V - 1] = M,
+static const pw_fn pw_ncdhw_full[PW_MAXV] = {PW_SHAPES(PW_NCDHW_FULL)};
+static const pw_fn pw_ncdhw_one[PW_MAXV] = {PW_SHAPES(PW_NCDHW_ONE)};
+static const pw_fn pw_ncdhw_four[PW_MAXV] = {PW_SHAPES(PW_NCDHW_FOUR)};
+static const pw_fn pw_ncdhw_two[PW_MAXV] = {PW_SHAPES(PW_NCDHW_TWO)};
+static const pw_fn pw_ndhwc_full[PW_MAXV] = {PW_SHAPES(PW_NDHWC_FULL)};
+static const pw_fn pw_ndhwc_one[PW_MAXV] = {PW_SHAPES(PW_NDHWC_ONE)};
+static const int pw_rows[PW_MAXV] = {PW_SHAPES(PW_ROWS)};
+
+/* The reached part of a row: the W phase c holding the one tap, its input
+ * offset delta, and the j range [*jlo, *jhi) of the row's [j0, j1) whose
+ * input lies in x (empty when no input row or tap reaches the row). */
+static void pw_reached(const cpu_plan *pl, const cpu_row_job *job, int64_t *c, int64_t *delta,
+                       int64_t *jlo, int64_t *jhi)
+{
+    const convt3d_shape *s = &pl->s;
+    const cpu_dim_phases *pw = &pl->ph[2];
+    *c = *delta = *jlo = *jhi = 0;
+    if (job->nrt == 0)
+        return;
+    for (int64_t ph = 0; ph < pw->nphase; ph++)
+        if (pw->start[ph + 1] > pw->start[ph]) {
+            *c = ph;
+            *delta = pw->taps[pw->start[ph]].delta;
+            *jlo = cpu_max64(job->j0, -*delta);
+            *jhi = cpu_min64(cpu_min64(job->j1, s->in[2] - *delta),
+                             cpu_phase_len(s->out[2], s->s[2], ph));
+            return;
+        }
+}
+
+/* NCDHW: outputs [ow0, ow1) of every channel of the row get the bias (or
+ * 0), a vector at a time (rows are short: a scalar loop's setup cost more
+ * than the stores). */
+static void pw_fill_ncdhw(const cpu_plan *pl, const cpu_row_job *job, int64_t ow0, int64_t ow1)
+{
+    const convt3d_shape *s = &pl->s;
+    if (ow0 >= ow1)
+        return;
+    const int64_t len = ow1 - ow0;
+    const int tail = (int)(len % VL);
+    const vmask all = v_mask_range(0, VL), last = v_mask_range(0, tail);
+    for (int64_t oc = 0; oc < s->cog; oc++) {
+        const vf b = v_set1(job->bias ? job->bias[oc] : 0.0f);
+        float *yo = job->y + oc * s->y_stride[1] + ow0;
+        int64_t i = 0;
+        for (; i + VL <= len; i += VL)
+            v_storeu_mask(yo + i, b, all);
+        if (tail)
+            v_storeu_mask(yo + i, b, last);
+    }
+}
+
+/* The row's bias-only outputs.  NCDHW: at W stride 1 the two ends outside
+ * the reached range; at larger strides every output first (a contiguous
+ * fill; the reached ones, one phase in s, are written again by the tiles).
+ * NDHWC: a position's channels are one copy of the bias, and only the
+ * positions no input reaches get it. */
+static void pw_fill_row(const cpu_plan *pl, const cpu_row_job *job, int64_t c, int64_t jlo,
+                        int64_t jhi)
+{
+    const convt3d_shape *s = &pl->s;
+    const int64_t sw = s->s[2];
+    const int64_t ow0 = job->j0 * sw, ow1 = cpu_min64(s->out[2], job->j1 * sw);
+    if (s->layout == CONVT3D_LAYOUT_NDHWC) {
+        const size_t bytes = (size_t)s->cog * sizeof(float);
+        for (int64_t ow = ow0; ow < ow1; ow++) {
+            const int64_t j = ow / sw;
+            if (ow - j * sw == c && j >= jlo && j < jhi)
+                continue;
+            float *yo = job->y + ow * s->y_stride[4];
+            if (job->bias)
+                memcpy(yo, job->bias, bytes);
+            else
+                memset(yo, 0, bytes);
+        }
+        return;
+    }
+    if (jlo < jhi && sw == 1) {
+        pw_fill_ncdhw(pl, job, ow0, jlo);
+        pw_fill_ncdhw(pl, job, jhi, ow1);
+    } else {
+        pw_fill_ncdhw(pl, job, ow0, ow1);
+    }
+}
+
+/* Every output channel of a's positions (V vectors) into y (the first
+ * channel's outputs): whole tiles, then the tail in tiles of 4, 2 and 1
+ * channels. */
+static void pw_ncdhw_channels(const cpu_plan *pl, const cpu_row_job *job, pw_args *a, int V,
+                              float *y)
+{
+    const convt3d_shape *s = &pl->s;
+    const int O = pw_rows[V - 1];
+    for (int64_t oc = 0; oc < s->cog;) {
+        const int64_t left = s->cog - oc;
+        const int rows = left >= O ? O : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+        const pw_fn *fns = rows == O    ? pw_ncdhw_full
+                           : rows == 4 ? pw_ncdhw_four
+                           : rows == 2 ? pw_ncdhw_two
+                                       : pw_ncdhw_one;
+        a->w = job->w + oc;
+        a->bias = job->bias ? job->bias + oc : NULL;
+        a->y = y + oc * s->y_stride[1];
+        fns[V - 1](a);
+        oc += rows;
+    }
+}
+
+static void row_ncdhw_pw(const cpu_plan *pl, const cpu_row_job *job)
+{
+    const convt3d_shape *s = &pl->s;
+    int64_t c, delta, jlo, jhi;
+    pw_reached(pl, job, &c, &delta, &jlo, &jhi);
+    pw_fill_row(pl, job, c, jlo, jhi);
+    if (jlo >= jhi)
+        return;
+    const int64_t len = jhi - jlo, sw = s->s[2];
+    const int V = (int)cpu_min64(PW_MAXV, (len + VL - 1) / VL);
+    pw_args a = {.x_step = job->x_plane, .cig = s->cig, .cogp = pl->cogp,
+                 .y_step = s->y_stride[1], .y_pos = sw};
+    const float *x0 = job->x + job->rt[0].x_off + jlo + delta;
+    float *y0 = job->y + jlo * sw + c;
+    for (int64_t j = 0; j < len; j += V * VL) {
+        a.n = (int)cpu_min64(V * VL, len - j);
+        a.x = x0 + j;
+        pw_ncdhw_channels(pl, job, &a, V, y0 + j * sw);
+    }
+}
+
+static void row_ndhwc_pw(const cpu_plan *pl, const cpu_row_job *job)
+{
+    const convt3d_shape *s = &pl->s;
+    int64_t c, delta, jlo, jhi;
+    pw_reached(pl, job, &c, &delta, &jlo, &jhi);
+    pw_fill_row(pl, job, c, jlo, jhi);
+    if (jlo >= jhi)
+        return;
+    const int64_t len = jhi - jlo, sw = s->s[2], xs = s->x_stride[4], ys = s->y_stride[4];
+    pw_args a = {.x_step = xs, .cig = s->cig, .cogp = pl->cogp, .y_step = sw * ys, .y_pos = 1};
+    const float *x0 = job->x + job->rt[0].x_off + (jlo + delta) * xs;
+    float *y0 = job->y + (jlo * sw + c) * ys;
+    for (int64_t oc = 0; oc < s->cog; oc += PW_MAXV * VL) {
+        const int64_t left = s->cog - oc;
+        const int V = (int)cpu_min64(PW_MAXV, (left + VL - 1) / VL), P = pw_rows[V - 1];
+        a.n = (int)cpu_min64(V * VL, left);
+        a.w = job->w + oc;
+        a.bias = job->bias ? job->bias + oc : NULL;
+        int64_t j = 0;
+        for (; j + P <= len; j += P) {
+            a.x = x0 + j * xs;
+            a.y = y0 + j * sw * ys + oc;
+            pw_ndhwc_full[V - 1](&a);
+        }
+        for (; j < len; j++) {
+            a.x = x0 + j * xs;
+            a.y = y0 + j * sw * ys + oc;
+            pw_ndhwc_one[V - 1](&a);
+        }
+    }
+}
+
+/* Whether every output of a row is reached (W stride 1, the input covers
+ * the row): then the reached rows need no fill. */
+static int pw_rows_covered(const convt3d_shape *s)
+{
+    return s->s[2] == 1 && s->p[2] + s->out[2] <= s->in[2];
+}
+
+/* NCDHW, rows oh0 <= oh < oh1 of plane od: the rows first get the bias
+ * (unless every output is reached), then the input rows reaching them, one
+ * contiguous run of in_w-long rows in x, are one stream of positions for
+ * the tiles, each lane scattered to its output through pw_off.  Short rows
+ * (a few W positions) would otherwise pay a row's setup for a few lanes. */
+static void block_ncdhw_pw(const cpu_plan *pl, const cpu_row_job *job, int64_t od, int64_t oh0,
+                           int64_t oh1)
+{
+    const convt3d_shape *s = &pl->s;
+    const int64_t td = od + s->p[0], sh = s->s[1], ph = s->p[1];
+    const int d_hit = td % s->s[0] == 0 && td / s->s[0] < s->in[0];
+    const int covered = pw_rows_covered(s);
+    cpu_row_job row = *job;
+    for (int64_t oh = oh0; oh < oh1; oh++) {
+        const int64_t th = oh + ph;
+        const int hit = d_hit && th % sh == 0 && th / sh < s->in[1];
+        if (!hit || !covered) {
+            row.y = job->y + oh * s->y_stride[3];
+            pw_fill_ncdhw(pl, &row, 0, s->out[2]);
+        }
+    }
+    if (!d_hit)
+        return;
+    const int64_t ih_lo = (oh0 + ph + sh - 1) / sh;
+    const int64_t ih_hi = cpu_min64(s->in[1], (oh1 - 1 + ph) / sh + 1);
+    if (ih_lo >= ih_hi)
+        return;
+    const int64_t npos = (ih_hi - ih_lo) * s->in[2];
+    const float *x0 = job->x + (td / s->s[0]) * s->x_stride[2] + ih_lo * s->x_stride[3];
+    const int64_t *off = pl->pw_off + ih_lo * s->in[2];
+    const int V = (int)cpu_min64(PW_MAXV, (npos + VL - 1) / VL);
+    pw_args a = {.x_step = s->x_stride[1], .cig = s->cig, .cogp = pl->cogp,
+                 .y_step = s->y_stride[1]};
+    for (int64_t q = 0; q < npos; q += V * VL) {
+        a.n = (int)cpu_min64(V * VL, npos - q);
+        a.x = x0 + q;
+        a.off = off + q;
+        pw_ncdhw_channels(pl, job, &a, V, job->y);
+    }
+}
+
+/* Input planes of at most this many positions get the offset table of the
+ * blocks (8 bytes a position); larger ones run row by row. */
+#define PW_OFF_MAX ((int64_t)1 << 22)
+
+/* The table of block_ncdhw_pw, or NULL (rows instead): needs x's rows
+ * contiguous within a plane (x_stride[3] = in_w: one run of positions). */
+static int64_t *pw_offsets(const convt3d_shape *s)
+{
+    const int64_t in_h = s->in[1], in_w = s->in[2];
+    if (s->layout != CONVT3D_LAYOUT_NCDHW || s->x_stride[3] != in_w || in_h > PW_OFF_MAX ||
+        in_w > PW_OFF_MAX / in_h)
+        return NULL;
+    int64_t *off = malloc((size_t)(in_h * in_w) * sizeof *off);
+    if (!off)
+        return NULL;
+    for (int64_t ih = 0; ih < in_h; ih++)
+        for (int64_t iw = 0; iw < in_w; iw++) {
+            /* kernel 1: output o = i * s - p in each dim */
+            const int64_t oh = ih * s->s[1] - s->p[1], ow = iw * s->s[2] - s->p[2];
+            const int in = oh >= 0 && oh < s->out[1] && ow >= 0 && ow < s->out[2];
+            off[ih * in_w + iw] = in ? oh * s->y_stride[3] + ow * s->y_stride[4] : -1;
+        }
+    return off;
+}
+
+static void plan_pw(cpu_plan *pl)
+{
+    const int lanes = (int)VL;
+    cpu_plan_set_tiling(pl, (cpu_tiling){.tile_a = pw_rows[0], .tile_b = lanes,
+                                          .chunk = PW_CHUNK, .w_block = 0});
+    pl->scratch_bytes = 0;
+    pl->pw_off = pw_offsets(&pl->s);
+}
+
+#endif /* CONVT3D_CPU_POINTWISE_H */
