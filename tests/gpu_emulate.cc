@@ -436,8 +436,8 @@ int g_dilated[2], g_w_dilated[2];
  * one element off 16-byte alignment (the summary line reports them). */
 int g_runs, g_runs_off;
 /* Problems run with K steps of kIgemmBKWide channels, and of them with C_in/G
- * not a multiple of it (the summary line reports them). */
-int g_wide, g_wide_ragged;
+ * not a multiple of it, and with more (the summary line reports them). */
+int g_wide, g_wide_ragged, g_wide_multi;
 
 /* The body for shape t, K-contiguous A or not (only the tensor cores have
  * that path: the FMA engine's is never instantiated), runs along W or not
@@ -507,7 +507,9 @@ int run_igemm_as(int i, convt3d_dtype type, bool wide = false)
     const int chunk = MATH == IGEMM_HALF ? 8 : 4;
     convt3d_problem prob;
     for (int tries = 0;; tries++) {
-        prob = random_problem(40, 40, 3, true, layout);
+        /* wide: up to 72 channels a group, so that about half the problems
+         * take several K steps a tap (the cursor's stepping by BK) */
+        prob = random_problem(wide ? 72 : 40, 40, 3, true, layout);
         if (want_wdil) {
             prob.dilation[2] = rand_in(2, 3);
             prob.output_padding[2] = rand_in(0, (int)prob.dilation[2] - 1);
@@ -541,6 +543,7 @@ int run_igemm_as(int i, convt3d_dtype type, bool wide = false)
     }
     g_wide += bk != kIgemmBK;
     g_wide_ragged += bk != kIgemmBK && d.s.cig % bk != 0;
+    g_wide_multi += bk != kIgemmBK && d.s.cig > bk;
     std::vector<float> w = pack_weights(d, p.ocb, p.nocb);
     if (MATH == IGEMM_TF32) /* the entry's tf32_weights: rounded once at planning */
         for (float &v : w)
@@ -1005,8 +1008,9 @@ int main(int argc, char **argv)
     if (igemm && g_runs)
         printf(" (runs along W: %d, x off alignment in %d)", g_runs, g_runs_off);
     if (igemm && g_wide)
-        printf(" (K steps of %d channels: %d, C_in/G not a multiple of it in %d)", kIgemmBKWide,
-               g_wide, g_wide_ragged);
+        printf(" (K steps of %d channels: %d, C_in/G not a multiple of it in %d, several K "
+               "steps a tap in %d)",
+               kIgemmBKWide, g_wide, g_wide_ragged, g_wide_multi);
     if (fewout)
         printf(" (%d with several weight chunks)", g_fewout_chunked);
     if (dwlast)
