@@ -214,12 +214,12 @@ static void plan_ndhwc_icl(cpu_plan *pl)
 const cpu_isa convt3d_cpu_isa_generic = {
     .name = "generic",
     .vector_lanes = 1,
-    .ncdhw = {row_ncdhw, plan_ncdhw, 0, 0},
-    .ndhwc = {row_ndhwc, plan_ndhwc, 0, 0},
-    .ndhwc_dw = {cpu_row_ndhwc_dw_generic, cpu_plan_ndhwc_rows_generic, 0, 1},
-    .ndhwc_gl = {cpu_row_ndhwc_gl_generic, cpu_plan_ndhwc_rows_generic, 0, 1},
+    .ncdhw = {row_ncdhw, plan_ncdhw, 0, 0, 0},
+    .ndhwc = {row_ndhwc, plan_ndhwc, 0, 0, 0},
+    .ndhwc_dw = {cpu_row_ndhwc_dw_generic, cpu_plan_ndhwc_rows_generic, 0, 1, 0},
+    .ndhwc_gl = {cpu_row_ndhwc_gl_generic, cpu_plan_ndhwc_rows_generic, 0, 1, 0},
     .group_lanes = CPU_GENERIC_GROUP_LANES,
-    .ndhwc_icl = {row_ndhwc_icl, plan_ndhwc_icl, 0, 0},
-    .ncdhw_icl = {row_ncdhw_icl, plan_ndhwc_icl, 0, 0},
+    .ndhwc_icl = {row_ndhwc_icl, plan_ndhwc_icl, 0, 0, 0},
+    .ncdhw_icl = {row_ncdhw_icl, plan_ndhwc_icl, 0, 0, 0},
     .ic_lanes = GEN_ICL,
 };
