@@ -55,24 +55,50 @@ static tr_layout tr_layout_of(const cpu_plan *pl)
     return l;
 }
 
-/* dst[c * row + w] = src[w * xs + c] for c < nc, w < nw: VL x VL blocks
- * through registers (masked loads, so nothing past the data is read). */
+/* The transposes fold F = VL / cw blocks of VL positions into one VL x VL
+ * transpose, cw lanes of channels each (cw: the smallest power of two
+ * holding the channels, at most VL): with 8 channels a group and 16 lanes,
+ * two blocks a transpose instead of one with half its rows empty.  Lane
+ * b * cw + c of a position vector is channel c of block b, reached by
+ * masked loads and stores addressed b * cw floats back (never before the
+ * array: position b * VL + p lies at least b * VL elements in). */
+static int tr_fold_width(int64_t nc)
+{
+    int cw = 1;
+    while (cw < nc && cw < VL)
+        cw *= 2;
+    return cw;
+}
+
+/* dst[c * row + w] = src[w * xs + c] for c < nc, w < nw (the masked loads
+ * read nothing past the data; v_or merges the blocks' lanes exactly). */
 static void tr_rows_in(float *dst, int64_t row, const float *src, int64_t xs, int64_t nc,
                        int64_t nw)
 {
-    for (int64_t c0 = 0; c0 < nc; c0 += VL) {
-        const int cn = (int)cpu_min64(VL, nc - c0);
-        const vmask cm = v_mask_range(0, cn);
-        for (int64_t w0 = 0; w0 < nw; w0 += VL) {
-            const int wn = (int)cpu_min64(VL, nw - w0);
+    const int cw = tr_fold_width(nc), F = VL / cw;
+    for (int64_t c0 = 0; c0 < nc; c0 += cw) {
+        const int cn = (int)cpu_min64(cw, nc - c0);
+        for (int64_t w0 = 0; w0 < nw; w0 += (int64_t)F * VL) {
             vf t[VL];
             CPU_UNROLL for (int p = 0; p < VL; p++)
-                t[p] = p < wn ? v_loadu_mask(src + (w0 + p) * xs + c0, cm) : v_zero();
-            v_transpose(t);
-            const vmask wm = v_mask_range(0, wn);
-            CPU_UNROLL for (int c = 0; c < VL; c++)
-                if (c < cn)
-                    v_storeu_mask(dst + (c0 + c) * row + w0, t[c], wm);
+                t[p] = v_zero();
+            for (int b = 0; b < F && w0 + b * VL < nw; b++) {
+                const int64_t wb = w0 + b * VL;
+                const int wn = (int)cpu_min64(VL, nw - wb);
+                const vmask m = v_mask_range(b * cw, b * cw + cn);
+                const float *sb = src + wb * xs + c0 - b * cw;
+                CPU_UNROLL for (int p = 0; p < VL; p++)
+                    if (p < wn)
+                        t[p] = v_or(t[p], v_loadu_mask(sb + p * xs, m));
+            }
+            v_transpose(t); /* t[b * cw + c]: channel c0 + c at positions wb .. */
+            for (int b = 0; b < F && w0 + b * VL < nw; b++) {
+                const int64_t wb = w0 + b * VL;
+                const vmask wm = v_mask_range(0, (int)cpu_min64(VL, nw - wb));
+                CPU_UNROLL for (int q = 0; q < VL; q++)
+                    if (q >= b * cw && q < b * cw + cn)
+                        v_storeu_mask(dst + (c0 + q - b * cw) * row + wb, t[q], wm);
+            }
         }
     }
 }
@@ -81,19 +107,33 @@ static void tr_rows_in(float *dst, int64_t row, const float *src, int64_t xs, in
 static void tr_rows_out(float *y, int64_t ys, const float *buf, int64_t row, int64_t nc,
                         int64_t np)
 {
-    for (int64_t c0 = 0; c0 < nc; c0 += VL) {
-        const int cn = (int)cpu_min64(VL, nc - c0);
-        const vmask cm = v_mask_range(0, cn);
-        for (int64_t p0 = 0; p0 < np; p0 += VL) {
-            const int pn = (int)cpu_min64(VL, np - p0);
-            const vmask pm = v_mask_range(0, pn);
+    const int cw = tr_fold_width(nc), F = VL / cw;
+    int shift = 0;
+    while ((1 << shift) < cw)
+        shift++;
+    for (int64_t c0 = 0; c0 < nc; c0 += cw) {
+        const int cn = (int)cpu_min64(cw, nc - c0);
+        for (int64_t p0 = 0; p0 < np; p0 += (int64_t)F * VL) {
+            vmask pm[VL];
+            for (int b = 0; b < F; b++)
+                pm[b] = v_mask_range(0, (int)cpu_min64(VL, cpu_max64(np - p0 - b * VL, 0)));
             vf t[VL];
-            CPU_UNROLL for (int c = 0; c < VL; c++)
-                t[c] = c < cn ? v_loadu_mask(buf + (c0 + c) * row + p0, pm) : v_zero();
-            v_transpose(t);
-            CPU_UNROLL for (int p = 0; p < VL; p++)
-                if (p < pn)
-                    v_storeu_mask(y + (p0 + p) * ys + c0, t[p], cm);
+            CPU_UNROLL for (int q = 0; q < VL; q++) {
+                const int b = q >> shift, c = q & (cw - 1);
+                t[q] = b < F && c < cn && p0 + b * VL < np
+                           ? v_loadu_mask(buf + (c0 + c) * row + p0 + b * VL, pm[b])
+                           : v_zero();
+            }
+            v_transpose(t); /* t[p]: lanes b * cw + c, channel c0 + c at p0 + b * VL + p */
+            for (int b = 0; b < F && p0 + b * VL < np; b++) {
+                const int64_t pb = p0 + b * VL;
+                const int pn = (int)cpu_min64(VL, np - pb);
+                const vmask cm = v_mask_range(b * cw, b * cw + cn);
+                float *yb = y + pb * ys + c0 - b * cw;
+                CPU_UNROLL for (int p = 0; p < VL; p++)
+                    if (p < pn)
+                        v_storeu_mask(yb + p * ys, t[p], cm);
+            }
         }
     }
 }
@@ -172,7 +212,9 @@ static void plan_ndhwc_tr(cpu_plan *pl)
     pl->tr_slots = r.slots;
     pl->tr_left = r.left;
     pl->tr_row = r.row;
-    /* a chunk's outputs: every phase's positions, at most the row */
-    pl->tr_out_row = (cpu_min64(pl->chunk * pl->s.s[2], pl->s.out[2]) + 15) / 16 * 16;
+    /* a chunk's outputs: every phase's positions, at most the row (a stride
+     * past the row: one output a phase, and chunk * stride may overflow) */
+    const int64_t sw = pl->s.s[2], outw = pl->s.out[2];
+    pl->tr_out_row = ((sw >= outw ? outw : cpu_min64(pl->chunk * sw, outw)) + 15) / 16 * 16;
     pl->scratch_bytes = tr_layout_of(pl).total;
 }

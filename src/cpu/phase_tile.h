@@ -4,8 +4,8 @@
  *
  *   VL, vf, vmask                    lanes, vector and lane-mask types
  *   VREGS                            vector registers (the tiling's budget)
- *   v_zero, v_set1, v_loadu, v_loadu_mask (masked lanes read as 0 and are
- *   never touched), v_storeu_mask, v_fma(a, b, c) = a*b + c, v_bcast(p),
+ *   v_zero, v_or (bitwise: merges lanes exactly), v_set1, v_loadu,
+ *   v_loadu_mask (masked lanes read as 0 and are never touched), v_storeu_mask, v_fma(a, b, c) = a*b + c, v_bcast(p),
  *   v_mask_range(lo, hi) (lanes lo <= i < hi), v_interleave2(a, b, p)
  *   (stores a0 b0 a1 b1 ... to p[0 .. 2*VL)) and v_interleave2_stream (the
  *   same with non-temporal stores, p VL-aligned), v_stream(p, v)
