@@ -140,7 +140,7 @@ static convt3d_status choose_impl(const convt3d_shape *s, const convt3d_request 
  * from PyTorch's in one pass; 0 when out of memory. */
 static int pack_plan_weights(cpu_plan *pl, const float *weight)
 {
-    if (pl->kernel->all_groups) {
+    if (pl->kernel->all_groups && !pl->kernel->group_blocks) {
         const int64_t n = cpu_lanes_weight_floats(&pl->s, pl->cout_pad);
         pl->w = n < 0 ? NULL : alloc64((size_t)n * sizeof(float));
         if (!pl->w)

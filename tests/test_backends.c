@@ -235,11 +235,13 @@ static const char *target_isa(const target *t)
     return NULL;
 }
 
-/* The kernel name of t's plan for desc (zero weights) into name; 0 when plan
- * creation fails (name then says why). */
-static int plan_kernel_on(const target *t, const char *desc, char *name, size_t size)
+/* The kernel name of t's plan for desc in layout (zero weights) into name;
+ * 0 when plan creation fails (name then says why).  plan_kernel_on: NCDHW. */
+static int plan_kernel_in(const target *t, const char *desc, convt3d_layout layout, char *name,
+                          size_t size)
 {
-    const convt3d_problem p = parse_problem(desc);
+    convt3d_problem p = parse_problem(desc);
+    p.layout = layout;
     int64_t nx, nw, ny;
     CU_ASSERT_EQUAL_FATAL(convt3d_tensor_elems(&p, &nx, &nw, &ny), CONVT3D_SUCCESS);
     float *w = calloc((size_t)nw, sizeof *w);
@@ -256,6 +258,11 @@ static int plan_kernel_on(const target *t, const char *desc, char *name, size_t 
     snprintf(name, size, "%s", convt3d_plan_kernel_name(plan));
     convt3d_plan_destroy(plan);
     return 1;
+}
+
+static int plan_kernel_on(const target *t, const char *desc, char *name, size_t size)
+{
+    return plan_kernel_in(t, desc, CONVT3D_LAYOUT_NCDHW, name, size);
 }
 
 /* NULL when the target can run here, else why not (printed by the caller). */
@@ -528,7 +535,9 @@ static void cpu_lanes_choice(void)
 /* NDHWC problems whose groups leave vectors idle run on the kernels that
  * lay the lanes across groups, or, with few output channels and a vector
  * of input channels or more a group, on the tile with the input channels
- * in its lanes; the rest stay on the tile of one group at a time. */
+ * in its lanes, or, with fewer output channels than a vector and enough
+ * work, on the W-lane tile over transposed rows; the rest stay on the tile
+ * of one group at a time. */
 static void cpu_ndhwc_choice(void)
 {
     const target *cpu = &targets[T_CPU];
@@ -538,7 +547,8 @@ static void cpu_ndhwc_choice(void)
         {"mb1 ic64 oc64 g64 in4x8x32 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_depthwise_ndhwc__"},
         {"mb1 ic24 oc24 g12 in3x3x19 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_grouplanes_ndhwc__"},
         {"mb1 ic32 oc64 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_gather_ndhwc__"},
-        {"mb1 ic128 oc10 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_gather_ndhwc__"},
+        /* 5 output channels a group: W lanes (20 positions a phase) fill more */
+        {"mb1 ic128 oc10 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_transposed_ndhwc__"},
         {"mb1 ic128 oc4 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_iclanes_ndhwc__"},
         {"mb1 ic256 oc1 g1 in3x4x20 k4x4x4 s2x2x2 p1x1x1 op0x0x0", "_iclanes_ndhwc__"},
         {"mb1 ic4 oc2 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_grouplanes_ndhwc__"},
@@ -559,12 +569,52 @@ static void cpu_ndhwc_choice(void)
         CU_ASSERT_EQUAL_FATAL(convt3d_plan_create(&plan, &p, cpu->device, w, NULL),
                               CONVT3D_SUCCESS);
         const char *name = convt3d_plan_kernel_name(plan);
-        if (!strstr(name, cases[i].kind))
+        /* the portable kernel has no transposed variant: its gather tile instead */
+        const char *kind = strstr(name, "__generic") && strstr(cases[i].kind, "_transposed_")
+                               ? "_gather_ndhwc__"
+                               : cases[i].kind;
+        if (!strstr(name, kind))
             printf("\n  FAILED: %s (NDHWC) ran %s, expected a %s kernel", cases[i].desc, name,
-                   cases[i].kind);
-        CU_ASSERT(strstr(name, cases[i].kind) != NULL);
+                   kind);
+        CU_ASSERT(strstr(name, kind) != NULL);
         convt3d_plan_destroy(plan);
         free(w);
+    }
+}
+
+/* The W-lane tile on transposed rows takes NDHWC problems whose groups have
+ * fewer output channels than a vector and enough multiply-adds for each
+ * element it transposes: the reduced kernelbench (8 channels a group) with
+ * AVX-512's 16 lanes but not AVX2's 8 (one group fills a vector there), 4
+ * channels a group with both; not a 1x1x1 kernel (too little work a moved
+ * element), and never in the portable kernel (none is built). */
+static void cpu_ndhwc_transposed_choice(void)
+{
+    const target *cpu = &targets[T_CPU], *avx2 = &targets[T_CPU_AVX2];
+    const target *generic = &targets[T_CPU_GENERIC];
+    const char *kb = bench_cases[0].desc;
+    const char *four = "mb1 ic16 oc16 g4 in3x4x48 k3x5x7 s2x2x2 p1x2x3 op1x1x1";
+    const char *pointwise = "mb1 ic16 oc16 g4 in3x4x48 k1x1x1 s1x1x1 p0x0x0 op0x0x0";
+    const convt3d_layout nd = CONVT3D_LAYOUT_NDHWC;
+    char name[160];
+    CU_ASSERT_FATAL(plan_kernel_in(cpu, kb, nd, name, sizeof name));
+    if (strstr(name, "__generic")) {
+        test_skip("only the generic kernel runs here");
+        return;
+    }
+    if (strstr(name, "__avx512"))
+        CU_ASSERT(strstr(name, "_transposed_ndhwc__") != NULL);
+    CU_ASSERT_FATAL(plan_kernel_in(cpu, four, nd, name, sizeof name));
+    CU_ASSERT(strstr(name, "_transposed_ndhwc__") != NULL);
+    CU_ASSERT_FATAL(plan_kernel_in(cpu, pointwise, nd, name, sizeof name));
+    CU_ASSERT(strstr(name, "_transposed_ndhwc__") == NULL);
+    CU_ASSERT_FATAL(plan_kernel_in(generic, four, nd, name, sizeof name));
+    CU_ASSERT(strstr(name, "_transposed_ndhwc__") == NULL);
+    if (!skip_target(avx2)) {
+        CU_ASSERT_FATAL(plan_kernel_in(avx2, kb, nd, name, sizeof name));
+        CU_ASSERT(strstr(name, "_gather_ndhwc__avx2") != NULL);
+        CU_ASSERT_FATAL(plan_kernel_in(avx2, four, nd, name, sizeof name));
+        CU_ASSERT(strstr(name, "_transposed_ndhwc__avx2") != NULL);
     }
 }
 
@@ -597,6 +647,9 @@ static void cpu_thread_count_invariance(void)
         "mb1 ic19 oc1 g1 in1x1x500 k3x3x3 s1x1x1 p1x1x1 op0x0x0",  /* the same, W segments */
         "mb2 ic12 oc40 g2 in3x4x41 k1x1x1 s2x1x2 p0x0x1 op1x0x1",  /* pointwise */
         "mb1 ic6 oc20 g1 in1x1x700 k1x1x1 s1x1x2 p0x0x0 op0x0x1",  /* the same, W segments */
+        /* NDHWC, the W-lane tile on transposed rows: W segments, then W stride 3 */
+        "mb1 ic8 oc8 g2 in1x2x400 k3x3x5 s1x1x2 p1x1x2 op0x0x1",
+        "mb2 ic16 oc16 g2 in3x5x50 k3x3x3 s2x1x3 p1x1x1 op1x0x2",
     };
     const int saved = omp_get_max_threads();
     const int counts[] = {1, 2, 3, 5, 8, 17, 64};
@@ -970,6 +1023,24 @@ static void cpu_tiling_policy(void)
                    w.tile_a, w.tile_b, (long long)w.chunk, o.tile_a, o.tile_b,
                    (long long)o.chunk);
     }
+    /* The transposed NDHWC rule on the same shapes: kernelbench only (8
+     * channels a group under 16 lanes), and not with 8 lanes; the others
+     * fill channel vectors, or (depthwise) carry too little work a moved
+     * element. */
+    cpu_tile_limits lim8 = lim;
+    lim8.lanes = 8;
+    for (int i = 0; i < COUNT(cases); i++) {
+        convt3d_shape s;
+        const convt3d_problem p = parse_problem(cases[i].desc);
+        CU_ASSERT_EQUAL_FATAL(convt3d_shape_from_problem(&p, &s), CONVT3D_SUCCESS);
+        char why[256] = "";
+        CU_ASSERT_EQUAL(cpu_ndhwc_tr_worthwhile(&s, &lim, why, sizeof why), i == 0);
+        CU_ASSERT(i == 0 || why[0]);
+        CU_ASSERT_EQUAL(cpu_ndhwc_tr_worthwhile(&s, &lim8, why, sizeof why), 0);
+        cpu_tr_rows r;
+        CU_ASSERT(cpu_ndhwc_tr_rows(&s, cpu_tiling_ncdhw(&s, &lim).chunk, &r));
+        CU_ASSERT(r.slots >= 1 && r.row >= s.in[2] + r.left && r.row % 16 == 0);
+    }
 }
 
 void register_backend_tests(void)
@@ -1006,6 +1077,7 @@ void register_backend_tests(void)
         {"cpu: the NCDHW tile chosen, and forced", cpu_lanes_choice},
         {"cpu: output independent of the thread count", cpu_thread_count_invariance},
         {"cpu: the NDHWC kernel chosen for grouped and depthwise problems", cpu_ndhwc_choice},
+        {"cpu: the W-lane tile on transposed NDHWC rows chosen", cpu_ndhwc_transposed_choice},
         {"cpu: every implementation forced where it applies, refused elsewhere",
          cpu_every_implementation_forced},
         {"cpu: the tiling policy on the bench shapes", cpu_tiling_policy},

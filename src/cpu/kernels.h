@@ -89,6 +89,11 @@ typedef struct cpu_kernel {
     /* When set, and the plan's pw_off table exists, the driver hands this
      * kernel blocks of whole rows instead of rows (cpu_block_fn). */
     cpu_block_fn block;
+    /* With all_groups: the weights stay packed group by group as for the
+     * kernels of one group (w_block, w_group apart), and the bias is
+     * [g][C_out/G]; the kernel steps through the groups itself
+     * (cpu/ndhwc_transposed.h). */
+    int group_blocks;
 } cpu_kernel;
 
 /* One instruction-set variant (cpu/phase_*.c): its kernels, one per layout
@@ -113,6 +118,10 @@ typedef struct cpu_isa {
     /* Kernel 1x1x1 only: a GEMM over the input positions, the other outputs
      * the bias (cpu/pointwise.h). */
     cpu_kernel ncdhw_pw, ndhwc_pw;
+    /* The W-lane NCDHW tile run on NDHWC data (cpu/ndhwc_transposed.h):
+     * input rows transposed into a per-thread cache, output chunks
+     * transposed back; row NULL where the ISA has none. */
+    cpu_kernel ndhwc_tr;
     /* Whether an output-channel tile is built for the shape's W taps and
      * stride (pure), or NULL where the ISA has none. */
     int (*ncdhw_oc_built)(const convt3d_shape *s);
@@ -166,6 +175,9 @@ struct cpu_plan {
      * zeros after it, so tiles read contiguous, unaliased, in-bounds memory. */
     int pack_slots;
     int64_t pack_left, pack_row;
+    /* The transposed NDHWC kernel's row cache (cpu_tr_rows in tiling.h) and
+     * the floats between channels of its output chunk buffer. */
+    int64_t tr_slots, tr_left, tr_row, tr_out_row;
     size_t scratch_bytes;      /* per-thread scratch of the row kernel */
     /* NCDHW pointwise blocks (cpu/pointwise.h): for each input position
      * ih * in_w + iw of a plane, its output's offset oh * out_w + ow in the

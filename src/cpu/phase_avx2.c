@@ -12,6 +12,7 @@ typedef __m256 vf;
 typedef __m256i vmask;
 
 static inline vf v_zero(void) { return _mm256_setzero_ps(); }
+static inline vf v_or(vf a, vf b) { return _mm256_or_ps(a, b); } /* exact: bits */
 static inline vf v_set1(float f) { return _mm256_set1_ps(f); }
 static inline vf v_loadu(const float *p) { return _mm256_loadu_ps(p); }
 static inline vf v_loadu_mask(const float *p, vmask m) { return _mm256_maskload_ps(p, m); }

@@ -13,6 +13,7 @@ typedef __m512 vf;
 typedef __mmask16 vmask;
 
 static inline vf v_zero(void) { return _mm512_setzero_ps(); }
+static inline vf v_or(vf a, vf b) { return _mm512_or_ps(a, b); } /* exact: bits */
 static inline vf v_set1(float f) { return _mm512_set1_ps(f); }
 static inline vf v_loadu(const float *p) { return _mm512_loadu_ps(p); }
 static inline vf v_loadu_mask(const float *p, vmask m) { return _mm512_maskz_loadu_ps(m, p); }

@@ -4,8 +4,8 @@
  *
  *   VL, vf, vmask                    lanes, vector and lane-mask types
  *   VREGS                            vector registers (the tiling's budget)
- *   v_zero, v_set1, v_loadu, v_loadu_mask (masked lanes read as 0 and are
- *   never touched), v_storeu_mask, v_fma(a, b, c) = a*b + c, v_bcast(p),
+ *   v_zero, v_or (bitwise: merges lanes exactly), v_set1, v_loadu,
+ *   v_loadu_mask (masked lanes read as 0 and are never touched), v_storeu_mask, v_fma(a, b, c) = a*b + c, v_bcast(p),
  *   v_mask_range(lo, hi) (lanes lo <= i < hi), v_interleave2(a, b, p)
  *   (stores a0 b0 a1 b1 ... to p[0 .. 2*VL)) and v_interleave2_stream (the
  *   same with non-temporal stores, p VL-aligned), v_stream(p, v)
@@ -369,14 +369,20 @@ static void ncdhw_prep_into(ncdhw_tile_args *a, const ncdhw_prep *pp, float *out
     a->out = out;
 }
 
-static void row_ncdhw(const cpu_plan *pl, const cpu_row_job *job)
+/* The job's row into y laid out as NCDHW rows: output channel o at
+ * job->y + o * ys1, output w at (w - jy * sw) from there (jy: the phase
+ * position of y's first output; the transposed NDHWC kernel points y at a
+ * buffer holding one chunk).  Streaming stores only where may_stream. */
+static void ncdhw_row_into(const cpu_plan *pl, const cpu_row_job *job, int64_t ys1, int64_t jy,
+                           int may_stream)
 {
     const convt3d_shape *s = &pl->s;
     const int V = pl->tile_a, OB = pl->tile_b;
     const int64_t L = (int64_t)V * VL;
-    const int64_t sw = s->s[2], ys1 = s->y_stride[1];
+    const int64_t sw = s->s[2];
     const cpu_dim_phases *pw = &pl->ph[2];
-    const enum ncdhw_out_mode mode = sw == 1 ? (pl->stream ? NCDHW_BUFFERED : NCDHW_DIRECT)
+    const int stream = may_stream && pl->stream;
+    const enum ncdhw_out_mode mode = sw == 1 ? (stream ? NCDHW_BUFFERED : NCDHW_DIRECT)
                                      : sw == 2 && pw->nphase == 2 ? NCDHW_PAIR
                                                                   : NCDHW_STRIDED;
     const int64_t group = mode == NCDHW_PAIR ? 2 : 1; /* phases prepared together */
@@ -398,7 +404,9 @@ static void row_ncdhw(const cpu_plan *pl, const cpu_row_job *job)
             for (int64_t oc0 = 0; oc0 < s->cog; oc0 += OB) {
                 const int nb = (int)cpu_min64(OB, s->cog - oc0);
                 float *yb = job->y + oc0 * ys1;
-                const int nt = ncdhw_can_stream(pl, yb + j0 * (mode == NCDHW_PAIR ? 2 : 1));
+                const int64_t jr = j0 - jy; /* j0 relative to y */
+                const int nt =
+                    stream && ncdhw_can_stream(pl, yb + jr * (mode == NCDHW_PAIR ? 2 : 1));
                 /* without streaming, stride-1 tiles store straight into y */
                 const int direct = mode == NCDHW_DIRECT || (mode == NCDHW_BUFFERED && !nt);
                 a.out_stride = direct ? ys1 : L;
@@ -408,7 +416,7 @@ static void row_ncdhw(const cpu_plan *pl, const cpu_row_job *job)
                     /* both phases in one call, interleaved from the registers */
                     ncdhw_tile_args a1 = a;
                     ncdhw_prep_into(&a, &prep[0], buf);
-                    ncdhw_prep_into(&a1, &prep[1], yb + j0 * 2);
+                    ncdhw_prep_into(&a1, &prep[1], yb + jr * 2);
                     a1.out_stride = ys1;
                     ncdhw_pairs[V - 1][nb - 1](&a, &a1, prep[0].len + prep[1].len, nt);
                     continue;
@@ -417,28 +425,33 @@ static void row_ncdhw(const cpu_plan *pl, const cpu_row_job *job)
                     const ncdhw_prep *pp = &prep[i];
                     if (!pp->len)
                         continue;
-                    ncdhw_prep_into(&a, pp, direct ? yb + j0 : buf + i * OB * L);
+                    ncdhw_prep_into(&a, pp, direct ? yb + jr : buf + i * OB * L);
                     ncdhw_tiles[V - 1][nb - 1](&a);
                     if (mode == NCDHW_BUFFERED && !direct)
                         for (int o = 0; o < nb; o++)
-                            stream_copy(yb + o * ys1 + j0, buf + o * L, pp->len);
+                            stream_copy(yb + o * ys1 + jr, buf + o * L, pp->len);
                     if (mode == NCDHW_STRIDED)
                         for (int o = 0; o < nb; o++) {
                             /* j0 > 0 only when the phase has several outputs: no overflow */
-                            float *yc = yb + o * ys1 + j0 * sw + c0;
+                            float *yc = yb + o * ys1 + jr * sw + c0;
                             for (int64_t j = 0; j < pp->len; j++)
                                 yc[j * sw] = buf[o * L + j];
                         }
                 }
                 if (mode == NCDHW_PAIR)
                     for (int o = 0; o < nb; o++) {
-                        float *y2 = yb + o * ys1 + j0 * 2;
+                        float *y2 = yb + o * ys1 + jr * 2;
                         const float *b0 = buf + o * L, *b1 = buf + (OB + o) * L;
                         ncdhw_interleave2(y2, b0, b1, prep[0].len, prep[1].len, nt);
                     }
             }
         }
     }
+}
+
+static void row_ncdhw(const cpu_plan *pl, const cpu_row_job *job)
+{
+    ncdhw_row_into(pl, job, pl->s.y_stride[1], 0, 1);
 }
 
 /* ---- NCDHW, W stride 1 or 2: P outputs x V vectors of output channels --- */
@@ -812,6 +825,7 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
 
 #include "ndhwc_rows.h"
 #include "iclanes.h"
+#include "ndhwc_transposed.h"
 
 /* ---- planning ----------------------------------------------------------- */
 
@@ -846,17 +860,18 @@ const cpu_isa CPU_ISA_SYMBOL = {
     .limits = {.lanes = VL, .ncdhw_maxv = NCDHW_MAXV, .ncdhw_ocb_max = NCDHW_OCB_MAX,
                .ocl_maxv = OCL_MAXV, .ocl_pos_max = OCL_POS_MAX, .ndhwc_maxv = NDHWC_MAXV,
                .ndhwc_pos_max = NDHWC_POS_MAX, .vector_regs = VREGS},
-    .ncdhw = {row_ncdhw, plan_ncdhw, 1, 0},
-    .ncdhw_oc = {row_ncdhw_oc, plan_ncdhw_oc, 1, 0},
-    .ndhwc = {row_ndhwc, plan_ndhwc, 0, 0},
-    .ndhwc_dw = {row_ndhwc_dw, plan_ndhwc_dw, 0, 1},
-    .ndhwc_gl = {row_ndhwc_gl, plan_ndhwc_gl, 0, 1},
+    .ncdhw = {row_ncdhw, plan_ncdhw, 1, 0, 0},
+    .ncdhw_oc = {row_ncdhw_oc, plan_ncdhw_oc, 1, 0, 0},
+    .ndhwc = {row_ndhwc, plan_ndhwc, 0, 0, 0},
+    .ndhwc_dw = {row_ndhwc_dw, plan_ndhwc_dw, 0, 1, 0},
+    .ndhwc_gl = {row_ndhwc_gl, plan_ndhwc_gl, 0, 1, 0},
     .group_lanes = VL,
-    .ndhwc_icl = {row_ndhwc_icl, plan_ndhwc_icl, 0, 0},
-    .ncdhw_icl = {row_ncdhw_icl, plan_ncdhw_icl, 0, 0},
+    .ndhwc_icl = {row_ndhwc_icl, plan_ndhwc_icl, 0, 0, 0},
+    .ncdhw_icl = {row_ncdhw_icl, plan_ncdhw_icl, 0, 0, 0},
     .ic_lanes = VL,
     .ncdhw_pw = {row_ncdhw_pw, plan_pw, 0, 0, block_ncdhw_pw},
     .ndhwc_pw = {row_ndhwc_pw, plan_pw, 0, 0},
+    .ndhwc_tr = {.row = row_ndhwc_tr, .plan = plan_ndhwc_tr, .all_groups = 1, .group_blocks = 1},
     .ncdhw_oc_built = ncdhw_oc_built,
     .finish = v_fence,
 };

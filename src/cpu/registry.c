@@ -4,7 +4,8 @@
  * output-channel tile before the W-lane tile (which always applies to
  * NCDHW), then for NDHWC
  * the depthwise tile, the input-channel-lane tile (few output channels a
- * group, many input channels: the reduction fills the vectors) and the
+ * group, many input channels: the reduction fills the vectors), the W-lane
+ * tile on transposed rows (few output channels a group, long W rows) and the
  * grouped-lanes tile (which fills the vectors across groups) before the
  * tile of one group at a time (which always applies to NDHWC). */
 #include <stdio.h>
@@ -15,19 +16,23 @@
 
 /* the kinds, defined below the table */
 static const cpu_family ncdhw_pw, ncdhw_icl, ncdhw_oc, ncdhw, ndhwc_pw, ndhwc_dw, ndhwc_icl,
-    ndhwc_gl, ndhwc;
+    ndhwc_tr, ndhwc_gl, ndhwc;
 
-#define CPU_NDHWC_IMPLS(isa, sym)                                                              \
+/* The transposed NDHWC tile (a W-lane tile on transposed rows) exists for
+ * the register-tiled sets only: the portable set lists no entry for it. */
+#define CPU_NDHWC_FIRST(isa, sym)                                                              \
     {"cpu/f32_pointwise_ndhwc__" isa, &sym, &ndhwc_pw},                                        \
         {"cpu/f32_phase_depthwise_ndhwc__" isa, &sym, &ndhwc_dw},                              \
-        {"cpu/f32_phase_iclanes_ndhwc__" isa, &sym, &ndhwc_icl},                               \
-        {"cpu/f32_phase_grouplanes_ndhwc__" isa, &sym, &ndhwc_gl},                             \
+        {"cpu/f32_phase_iclanes_ndhwc__" isa, &sym, &ndhwc_icl},
+#define CPU_NDHWC_LAST(isa, sym)                                                               \
+    {"cpu/f32_phase_grouplanes_ndhwc__" isa, &sym, &ndhwc_gl},                                 \
         {"cpu/f32_phase_gather_ndhwc__" isa, &sym, &ndhwc},
 #define CPU_IMPLS(isa, sym)                                                                    \
     {"cpu/f32_pointwise_ncdhw__" isa, &sym, &ncdhw_pw},                                        \
         {"cpu/f32_phase_iclanes_ncdhw__" isa, &sym, &ncdhw_icl},                               \
         {"cpu/f32_phase_gather_ncdhw_oc__" isa, &sym, &ncdhw_oc},                              \
-        {"cpu/f32_phase_gather_ncdhw__" isa, &sym, &ncdhw}, CPU_NDHWC_IMPLS(isa, sym)
+        {"cpu/f32_phase_gather_ncdhw__" isa, &sym, &ncdhw}, CPU_NDHWC_FIRST(isa, sym)          \
+        {"cpu/f32_phase_transposed_ndhwc__" isa, &sym, &ndhwc_tr}, CPU_NDHWC_LAST(isa, sym)
 
 static const cpu_impl impls[] = {
 #if CONVT3D_HAVE_CPU_AVX512
@@ -39,7 +44,8 @@ static const cpu_impl impls[] = {
     {"cpu/f32_pointwise_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw_pw},
     {"cpu/f32_phase_iclanes_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw_icl},
     {"cpu/f32_phase_gather_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw},
-    CPU_NDHWC_IMPLS("generic", convt3d_cpu_isa_generic)
+    CPU_NDHWC_FIRST("generic", convt3d_cpu_isa_generic)
+    CPU_NDHWC_LAST("generic", convt3d_cpu_isa_generic)
 };
 #define N_IMPLS ((int)(sizeof impls / sizeof impls[0]))
 
@@ -349,6 +355,45 @@ static const cpu_family ncdhw_icl = {CONVT3D_LAYOUT_NCDHW, ncdhw_icl_kernel,
 static const cpu_family ndhwc_icl = {CONVT3D_LAYOUT_NDHWC, ndhwc_icl_kernel,
                                      ndhwc_icl_applicable, ndhwc_icl_passed_over,
                                      ndhwc_icl_describe};
+static const cpu_kernel *ndhwc_tr_kernel(const cpu_isa *isa) { return &isa->ndhwc_tr; }
+
+/* Built for the register-tiled sets only (the portable kernel has no
+ * W-lane tile to run). */
+static int ndhwc_tr_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
+                               size_t why_size)
+{
+    cpu_tr_rows r;
+    if (!im->isa->ndhwc_tr.row) {
+        snprintf(why, why_size, "no %s kernel is built", im->isa->name);
+        return 0;
+    }
+    if (!cpu_ndhwc_tr_rows(s, cpu_tiling_ncdhw(s, &im->isa->limits).chunk, &r)) {
+        snprintf(why, why_size, "its transposed rows' W margins would be too large");
+        return 0;
+    }
+    return 1;
+}
+
+/* The cached input rows of every group must stay in the cache budget of
+ * packed rows (the L2, tiling.h: each is read again by the output rows that
+ * share it), then
+ * the cost rule (cpu_ndhwc_tr_worthwhile). */
+static int ndhwc_tr_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
+                                size_t why_size)
+{
+    cpu_tr_rows r;
+    cpu_ndhwc_tr_rows(s, cpu_tiling_ncdhw(s, &im->isa->limits).chunk, &r);
+    const double bytes = (double)r.slots * (double)s->cin * (double)r.row * sizeof(float);
+    if (bytes > (double)cpu_cache_budget_here().pack_bytes) {
+        snprintf(why, why_size, "its transposed input rows would take %.0f KiB a thread",
+                 bytes / 1024);
+        return 1;
+    }
+    return !cpu_ndhwc_tr_worthwhile(s, &im->isa->limits, why, why_size);
+}
+
+static const cpu_family ndhwc_tr = {CONVT3D_LAYOUT_NDHWC, ndhwc_tr_kernel, ndhwc_tr_applicable,
+                                    ndhwc_tr_passed_over, ncdhw_describe};
 static const cpu_family ndhwc_gl = {CONVT3D_LAYOUT_NDHWC, ndhwc_gl_kernel, ndhwc_gl_applicable,
                                     NULL, ndhwc_rows_describe};
 

@@ -220,3 +220,83 @@ int64_t cpu_ndhwc_gl_span(const convt3d_shape *s, int64_t lanes)
     }
     return most;
 }
+
+/* Over the phases of dim d: the smallest and largest input offset of a
+ * tap, and the most taps a phase has. */
+static void dim_tap_reach(const convt3d_shape *s, int d, int64_t *lo, int64_t *hi, int64_t *most)
+{
+    *lo = *hi = *most = 0;
+    int first = 1;
+    for (int64_t c = 0; c < cpu_min64(s->s[d], s->out[d]); c++) {
+        const convt3d_phase ph = convt3d_phase_of(s, d, (c + s->p[d]) % s->s[d]);
+        *most = cpu_max64(*most, ph.taps);
+        for (int64_t t = 0; t < ph.taps; t++) {
+            const int64_t delta = convt3d_phase_delta(s, d, c, &ph, t);
+            *lo = first || delta < *lo ? delta : *lo;
+            *hi = first || delta > *hi ? delta : *hi;
+            first = 0;
+        }
+    }
+}
+
+int cpu_ndhwc_tr_rows(const convt3d_shape *s, int64_t chunk, cpu_tr_rows *r)
+{
+    int64_t dlo, dhi, nd, hlo, hhi, nh, wlo, whi, nw;
+    dim_tap_reach(s, 0, &dlo, &dhi, &nd);
+    dim_tap_reach(s, 1, &hlo, &hhi, &nh);
+    dim_tap_reach(s, 2, &wlo, &whi, &nw);
+    const int64_t jlen = cpu_phase_len(s->out[2], s->s[2], 0);
+    const int64_t jlast = (jlen + chunk - 1) / chunk * chunk - 1;
+    const int64_t big = (int64_t)1 << 40;
+    if (-wlo > big || whi > big || jlast > big || s->in[2] > big || hhi - hlo > big)
+        return 0;
+    r->left = cpu_max64(0, -wlo);
+    const int64_t right = cpu_max64(0, jlast + whi - (s->in[2] - 1));
+    r->row = (r->left + s->in[2] + right + 15) / 16 * 16;
+    /* a row needs nd * nh slots; the rest keep rows the next rows share */
+    r->slots = cpu_max64(1, cpu_max64(nd, 1) * cpu_max64(nh, hhi - hlo + 2));
+    return 1;
+}
+
+/* NDHWC keeps a position's channels contiguous, so its tiles put output
+ * channels in the lanes; with fewer than a vector of them a group, the
+ * tile of one group leaves lanes idle and the grouped-lanes tile cannot
+ * broadcast x (each lane's group reads other inputs).  The W-lane NCDHW
+ * tile fills its lanes along W instead and broadcasts weights; run on
+ * NDHWC data it pays a transposition of each input row it caches and of
+ * each output, a few vector instructions per vector of elements.  Taken
+ * where (1) C_out/G leaves channel vectors idle, (2) the W-lane tile uses
+ * at least as large a share of its lanes as the channel lanes would (as
+ * cpu_ocl_worthwhile compares them), and (3) each moved element -- an
+ * input element per copy (about ceil(kD / sD) copies, one per output plane
+ * that reads it) and an output element -- carries at least 2 vectors of
+ * FMAs (2 * lanes multiply-adds), so the transposes stay a small part. */
+int cpu_ndhwc_tr_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, char *why,
+                            size_t why_size)
+{
+    const int64_t VL = lim->lanes;
+    if (s->cog >= VL) {
+        snprintf(why, why_size, "C_out/G=%lld fills %lld-lane channel vectors", (long long)s->cog,
+                 (long long)VL);
+        return 0;
+    }
+    const double oc_use = (double)s->cog / (double)VL;
+    const double w_use = (double)w_row_pairs(s) / (double)w_lane_lanes(s, VL);
+    if (w_use < oc_use) {
+        snprintf(why, why_size, "the W-lane tile would use %.0f%% of its lanes, channels %.0f%%",
+                 100 * w_use, 100 * oc_use);
+        return 0;
+    }
+    const double copies = (double)((s->k[0] + s->s[0] - 1) / s->s[0]);
+    const double in_macs = (double)s->cog * (double)s->k_volume / copies;
+    const double strides = (double)s->s[0] * (double)s->s[1] * (double)s->s[2];
+    const double out_macs = (double)s->cig * (double)s->k_volume / strides;
+    if (in_macs < 2.0 * (double)VL || out_macs < 2.0 * (double)VL) {
+        snprintf(why, why_size,
+                 "a transposed element carries %.0f (input) and %.0f (output) multiply-adds "
+                 "(at least %lld pay)",
+                 in_macs, out_macs, (long long)(2 * VL));
+        return 0;
+    }
+    return 1;
+}

@@ -98,4 +98,21 @@ CONVT3D_INTERNAL int cpu_icl_ncdhw_worthwhile(const convt3d_shape *s, const cpu_
  * loads them as one vector, so it needs this to be at most lanes. */
 CONVT3D_INTERNAL int64_t cpu_ndhwc_gl_span(const convt3d_shape *s, int64_t lanes);
 
+/* The input-row cache of the transposed NDHWC kernel (the W-lane NCDHW
+ * tile on NDHWC data, cpu/ndhwc_transposed.h): slots of C_in/G channel-major
+ * rows of row floats each, the data starting left floats in; zeros around
+ * it reach as far as any W tap of any chunk of chunk positions reads.  Enough
+ * slots for the input rows of consecutive output rows, as the NCDHW row
+ * packing (cpu/rowpack.c).  0 where the margins would be absurdly large. */
+typedef struct cpu_tr_rows {
+    int64_t slots, left, row;
+} cpu_tr_rows;
+CONVT3D_INTERNAL int cpu_ndhwc_tr_rows(const convt3d_shape *s, int64_t chunk, cpu_tr_rows *r);
+
+/* The transposed NDHWC kernel's cost rule (a documented predicate over
+ * lanes, channels a group and taps; tiling.c says why): 1 when it is
+ * expected to beat the NDHWC tiles, else 0 with the reason in why. */
+CONVT3D_INTERNAL int cpu_ndhwc_tr_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim,
+                                             char *why, size_t why_size);
+
 #endif /* CONVT3D_CPU_TILING_H */
