@@ -396,35 +396,33 @@ int run_phase(int i, const char *force)
 
 /* ---- the implicit-GEMM kernel -------------------------------------------- */
 
-template <int WM, int WN, int MATH, class T, bool KC, bool RUNS = false, int BK = kIgemmBK>
+template <int WM, int WN, int MATH, class T, bool KC, bool RUNS = false>
 void igemm_body(const emu_thread &t)
 {
     const igemm_params &p = *static_cast<const igemm_params *>(t.params);
     for (long long c = 0; c < p.ntiles; c++) {
-        igemm_block<WM, WN, MATH, T, KC, RUNS, BK>(p, t.smem[t.rank], t.tid, c * p.cs + t.rank);
+        igemm_block<WM, WN, MATH, T, KC, RUNS>(p, t.smem[t.rank], t.tid, c * p.cs + t.rank);
         ct3d_emulate_cluster_sync(); /* the next cluster reuses the blocks */
     }
 }
 
 typedef void (*emu_body)(const emu_thread &);
 
-template <int MATH, class T, bool KC = false, bool RUNS = false, int BK = kIgemmBK>
+template <int MATH, class T, bool KC = false, bool RUNS = false>
 emu_body igemm_body_for(igemm_shape t)
 {
     if (t.wm == 2 && t.wn == 4)
-        return igemm_body<2, 4, MATH, T, KC, RUNS, BK>;
+        return igemm_body<2, 4, MATH, T, KC, RUNS>;
     if (t.wm == 4 && t.wn == 2)
-        return igemm_body<4, 2, MATH, T, KC, RUNS, BK>;
-    if constexpr (BK == kIgemmBK) { /* the wide K step: blocks (2,4) and (4,2) only */
-        if (t.wm == 4 && t.wn == 1)
-            return igemm_body<4, 1, MATH, T, KC, RUNS>;
-        if constexpr (MATH == IGEMM_FFMA) {
-            if (t.wm == 2 && t.wn == 2)
-                return igemm_body<2, 2, MATH, T, KC>;
-            if (t.wm == 1 && t.wn == 4)
-                return igemm_body<1, 4, MATH, T, KC>;
-            return igemm_body<2, 1, MATH, T, KC>;
-        }
+        return igemm_body<4, 2, MATH, T, KC, RUNS>;
+    if (t.wm == 4 && t.wn == 1)
+        return igemm_body<4, 1, MATH, T, KC, RUNS>;
+    if constexpr (MATH == IGEMM_FFMA) {
+        if (t.wm == 2 && t.wn == 2)
+            return igemm_body<2, 2, MATH, T, KC>;
+        if (t.wm == 1 && t.wn == 4)
+            return igemm_body<1, 4, MATH, T, KC>;
+        return igemm_body<2, 1, MATH, T, KC>;
     }
     return nullptr;
 }
@@ -435,23 +433,13 @@ int g_dilated[2], g_w_dilated[2];
 /* Tensor-core problems whose A tile went in runs along W, and of them with x
  * one element off 16-byte alignment (the summary line reports them). */
 int g_runs, g_runs_off;
-/* Problems run with K steps of kIgemmBKWide channels, and of them with C_in/G
- * not a multiple of it, and with more (the summary line reports them). */
-int g_wide, g_wide_ragged, g_wide_multi;
 
 /* The body for shape t, K-contiguous A or not (only the tensor cores have
  * that path: the FMA engine's is never instantiated), runs along W or not
  * (half data only, igemm_plan.runs). */
 template <int MATH, class T>
-emu_body igemm_body_kc(igemm_shape t, bool kc, bool runs, int bk)
+emu_body igemm_body_kc(igemm_shape t, bool kc, bool runs)
 {
-    /* the wide K step exists on the 16-byte A paths of TF32 and half only
-     * (igemm_tc_variant_applies) */
-    if constexpr (MATH == IGEMM_TF32 || MATH == IGEMM_HALF)
-        if (bk == kIgemmBKWide)
-            return kc     ? igemm_body_for<MATH, T, true, false, kIgemmBKWide>(t)
-                   : runs ? igemm_body_for<MATH, T, false, true, kIgemmBKWide>(t)
-                          : nullptr;
     if constexpr (MATH != IGEMM_FFMA)
         if (kc)
             return igemm_body_for<MATH, T, true>(t);
@@ -483,12 +471,8 @@ bool make_runs_apply(convt3d_problem &prob, int rl)
     return false;
 }
 
-/* wide: K steps of kIgemmBKWide channels (igemm_plan.bk), which exist on
- * the 16-byte A paths only: every NDHWC problem then asks for the
- * K-contiguous copies and every NCDHW one for runs along W, blocks (2,4) and
- * (4,2); a problem that gets neither runs at kIgemmBK, as the planner would. */
 template <int MATH, class T>
-int run_igemm_as(int i, convt3d_dtype type, bool wide = false)
+int run_igemm_as(int i, convt3d_dtype type)
 {
     static const igemm_shape shapes[] = {{2, 4}, {4, 2}, {4, 1}, {2, 2}, {1, 4}, {2, 1}};
     const bool tc = MATH != IGEMM_FFMA;
@@ -496,20 +480,18 @@ int run_igemm_as(int i, convt3d_dtype type, bool wide = false)
      * element by element, as the tensor cores' without kc) */
     const convt3d_layout layout = rand_in(0, 1) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
     /* tensor cores in NDHWC: the K-contiguous copies (igemm_plan.kc) half the time */
-    const bool want_kc = tc && layout == CONVT3D_LAYOUT_NDHWC && (wide || rand_in(0, 1));
+    const bool want_kc = tc && layout == CONVT3D_LAYOUT_NDHWC && rand_in(0, 1);
     /* every fourth problem dilated along W (2 or 3, which the phase kernel
      * does not take unless the W stride is a multiple of it): the FMA
      * engine's automatic domain since it took the generic kernel's */
     const bool want_wdil = i % 4 == 1;
     /* tensor cores in NCDHW: the 16-byte runs along W (igemm_plan.runs) two
      * times in three, x one element off 16-byte alignment every other time */
-    const bool want_runs = tc && layout == CONVT3D_LAYOUT_NCDHW && (wide || rand_in(0, 2) != 0);
+    const bool want_runs = tc && layout == CONVT3D_LAYOUT_NCDHW && rand_in(0, 2) != 0;
     const int chunk = MATH == IGEMM_HALF ? 8 : 4;
     convt3d_problem prob;
     for (int tries = 0;; tries++) {
-        /* wide: up to 72 channels a group, so that about half the problems
-         * take several K steps a tap (the cursor's stepping by BK) */
-        prob = random_problem(wide ? 72 : 40, 40, 3, true, layout);
+        prob = random_problem(40, 40, 3, true, layout);
         if (want_wdil) {
             prob.dilation[2] = rand_in(2, 3);
             prob.output_padding[2] = rand_in(0, (int)prob.dilation[2] - 1);
@@ -526,7 +508,7 @@ int run_igemm_as(int i, convt3d_dtype type, bool wide = false)
     g_dilated[nd] += prob.dilation[0] > 1 || prob.dilation[1] > 1 || prob.dilation[2] > 1;
     g_w_dilated[nd] += prob.stride[2] % prob.dilation[2] != 0;
     const bool kc = igemm_kc_applies(&d.s, MATH);
-    const igemm_shape t = shapes[rand_in(0, wide ? 1 : tc ? 2 : 5)];
+    const igemm_shape t = shapes[rand_in(0, tc ? 2 : 5)];
     const bool off = want_runs && i % 2 == 1; /* x one element past 16-byte alignment */
     const int cs = 1 << rand_in(0, 3);
     igemm_params p;
@@ -535,15 +517,6 @@ int run_igemm_as(int i, convt3d_dtype type, bool wide = false)
         printf("FAILED igemm_fill\n");
         return 1;
     }
-    const bool runs = igemm_runs_apply(&d.s, p, MATH);
-    const int bk = wide && igemm_tc_variant_applies(MATH, t, kc, runs) ? kIgemmBKWide : kIgemmBK;
-    if (bk != kIgemmBK && !igemm_fill(&d.s, t, MATH, kc, cs, &p, &smem, bk)) {
-        printf("FAILED igemm_fill (BK %d)\n", bk);
-        return 1;
-    }
-    g_wide += bk != kIgemmBK;
-    g_wide_ragged += bk != kIgemmBK && d.s.cig % bk != 0;
-    g_wide_multi += bk != kIgemmBK && d.s.cig > bk;
     std::vector<float> w = pack_weights(d, p.ocb, p.nocb);
     if (MATH == IGEMM_TF32) /* the entry's tf32_weights: rounded once at planning */
         for (float &v : w)
@@ -560,32 +533,26 @@ int run_igemm_as(int i, convt3d_dtype type, bool wide = false)
     p.w = MATH == IGEMM_HALF ? reinterpret_cast<const float *>(w16.data()) : w.data();
     p.bias = d.p.has_bias ? b.data() : nullptr;
     p.y = y.data();
+    const bool runs = igemm_runs_apply(&d.s, p, MATH);
     g_runs += runs;
     g_runs_off += runs && off;
     emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float),
-                    igemm_body_kc<MATH, T>(t, kc, runs, bk), &p);
+                    igemm_body_kc<MATH, T>(t, kc, runs), &p);
     std::vector<float> yf(y.size());
     for (size_t e = 0; e < y.size(); e++)
         yf[e] = widen(y[e]);
     static const char *const names[] = {"ffma", "tf32", "3xtf32", "half"};
     char what[96];
-    snprintf(what, sizeof what, "igemm %s %s %d,%d cs %d bk %d%s%s%s", names[MATH],
-             convt3d_dtype_name(type), t.wm, t.wn, cs, bk, kc ? " kc" : "", runs ? " runs" : "",
+    snprintf(what, sizeof what, "igemm %s %s %d,%d cs %d%s%s%s", names[MATH],
+             convt3d_dtype_name(type), t.wm, t.wn, cs, kc ? " kc" : "", runs ? " runs" : "",
              off ? " x+1" : "");
     return check(d, yf, what, igemm_tolerance(MATH, type)) ? 0 : 1;
 }
 
 /* mode "": the FMA engine on f32; tf32, 3xtf32: the tensor-core engine on
- * f32; f16, bf16: the tensor-core engine on that data; tf32k32, f16k32,
- * bf16k32: the same with K steps of kIgemmBKWide channels. */
+ * f32; f16, bf16: the tensor-core engine on that data. */
 int run_igemm(int i, const char *mode)
 {
-    if (strcmp(mode, "tf32k32") == 0)
-        return run_igemm_as<IGEMM_TF32, float>(i, CONVT3D_F32, true);
-    if (strcmp(mode, "f16k32") == 0)
-        return run_igemm_as<IGEMM_HALF, f16_t>(i, CONVT3D_F16, true);
-    if (strcmp(mode, "bf16k32") == 0)
-        return run_igemm_as<IGEMM_HALF, bf16_t>(i, CONVT3D_BF16, true);
     if (strcmp(mode, "tf32") == 0)
         return run_igemm_as<IGEMM_TF32, float>(i, CONVT3D_F32);
     if (strcmp(mode, "3xtf32") == 0)
@@ -1007,10 +974,6 @@ int main(int argc, char **argv)
                g_dilated[0], g_dilated[1], g_w_dilated[0], g_w_dilated[1]);
     if (igemm && g_runs)
         printf(" (runs along W: %d, x off alignment in %d)", g_runs, g_runs_off);
-    if (igemm && g_wide)
-        printf(" (K steps of %d channels: %d, C_in/G not a multiple of it in %d, several K "
-               "steps a tap in %d)",
-               kIgemmBKWide, g_wide, g_wide_ragged, g_wide_multi);
     if (fewout)
         printf(" (%d with several weight chunks)", g_fewout_chunked);
     if (dwlast)

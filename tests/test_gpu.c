@@ -703,76 +703,6 @@ static void test_igemm_half_runs(void)
     }
 }
 
-/* The tensor-core igemm's K loop variants (igemm_plan.bk, .regs; set by
- * CONVT3D_IGEMM_BK and CONVT3D_IGEMM_REGS at plan creation): K steps of 16
- * and 32 input channels, 128- and 255-register kernels, on both 16-byte A
- * paths (NCDHW runs along W: output W a multiple of 8 strides; NDHWC
- * K-contiguous copies: C_in/G a multiple of 8), blocks (2,4) and (4,2) with
- * and without clusters; C_in/G from 8 to 80, mostly not a multiple of 32
- * (partial wide steps, channels past C_in/G zero-filled); f16, bf16 and
- * TF32; device tensors aligned and one element off (NDHWC: the launch's
- * element-path fallback at 16 channels a step). */
-static void test_igemm_tc_variants(void)
-{
-    if (skip_without_gpu())
-        return;
-    static const char *const shapes[] = {"2,4,1", "4,2,1", "2,4,2", "4,2,4"};
-    static const char *const bks[] = {"16", "32", "32", "16"};
-    static const char *const regs[] = {"128", "128", "255", "255"};
-    static const convt3d_dtype types[] = {CONVT3D_F16, CONVT3D_BF16, CONVT3D_F32};
-    static const char *const impls[] = {"cuda/f16_igemm_mma", "cuda/bf16_igemm_mma",
-                                        "cuda/tf32_igemm_mma"};
-    const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
-    const int count = count_env && *count_env ? (atoi(count_env) + 3) / 4 : 24;
-    rng r = rng_make(test_seed() * 43 + 17);
-    for (int i = 0, tries = 0; i < count && tries < 400 * count; tries++) {
-        convt3d_problem p = random_problem(&r, 4e5, 40000);
-        const int ndhwc = i % 2;
-        p.layout = ndhwc ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
-        p.groups = rng_int(&r, 1, 2);
-        p.in_channels = p.groups * (ndhwc ? 8 * rng_int(&r, 1, 10) : rng_int(&r, 8, 80));
-        p.out_channels = p.groups * rng_int(&r, 33, 100); /* blocks (2,4), (4,2): BN 64, 128 */
-        if (i % 3 == 1)
-            p.dilation[2] = rng_int(&r, 2, 3);
-        p.output_padding[2] = 0;
-        int found = ndhwc;
-        for (int64_t w = 1; w <= 48 && !found; w++) {
-            p.in_size[2] = w;
-            convt3d_shape sh;
-            found = convt3d_shape_from_problem(&p, &sh) == CONVT3D_SUCCESS &&
-                    sh.out[2] % (8 * sh.s[2]) == 0;
-        }
-        convt3d_shape sh;
-        if (!found || convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS || sh.macs > 3e6 ||
-            sh.y_elems > 400000)
-            continue;
-        const convt3d_dtype type = types[(i / 2) % 3];
-        const convt3d_math_mode math = type == CONVT3D_F32 ? CONVT3D_MATH_TF32 : CONVT3D_MATH_F32;
-        p.x_type = p.w_type = p.bias_type = p.y_type = type;
-        const char *impl = impls[(i / 2) % 3];
-        setenv("CONVT3D_CUDA_IGEMM", shapes[(i / 6) % 4], 1);
-        for (int v = 0; v < 4; v++) {
-            setenv("CONVT3D_IGEMM_BK", bks[v], 1);
-            setenv("CONVT3D_IGEMM_REGS", regs[v], 1);
-            for (int m = 0; m < 2; m++) {
-                const pointer_mode mode = m ? DEVICE_POINTERS_MISALIGNED : DEVICE_POINTERS;
-                const check_result res = check_implementation_math(
-                    &p, (convt3d_device){CONVT3D_DEVICE_CUDA, 0}, impl, math, rng_next(&r),
-                    mode, mode_tolerance(type, math, TOL));
-                if (!res.ok)
-                    printf("\n  FAILED %s (tile %s, BK %s, %s registers, %s, %s): %s", impl,
-                           shapes[(i / 6) % 4], bks[v], regs[v], ndhwc ? "NDHWC" : "NCDHW",
-                           m ? "misaligned" : "aligned", res.message);
-                CU_ASSERT(res.ok);
-            }
-        }
-        unsetenv("CONVT3D_IGEMM_BK");
-        unsetenv("CONVT3D_IGEMM_REGS");
-        unsetenv("CONVT3D_CUDA_IGEMM");
-        i++;
-    }
-}
-
 /* Plans with different tiles of one kernel coexist: a plan created later
  * (smaller shared-memory tile) must not break an earlier one. */
 static void test_plans_coexist(void)
@@ -1173,8 +1103,6 @@ static const test_entry gpu_tests[] = {
     {"cuda: every implementation on misaligned device tensors", test_misaligned_pointers},
     {"cuda: tensor-core igemm input runs along W (NCDHW), aligned and misaligned",
      test_igemm_half_runs},
-    {"cuda: tensor-core igemm K loop variants (BK 16/32, 128/255 registers), both layouts",
-     test_igemm_tc_variants},
     {"cuda: plans with different tiles coexist", test_plans_coexist},
     {"cuda: caller's current device kept", test_current_device_kept},
     {"cuda: several GPUs (cuda:N)", test_several_gpus},

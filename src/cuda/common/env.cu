@@ -18,8 +18,6 @@ cuda_overrides overrides_from_env(void)
     o.kernel = env_value("CONVT3D_CUDA_KERNEL");
     o.tile = env_value("CONVT3D_CUDA_TILE");
     o.igemm = env_value("CONVT3D_CUDA_IGEMM");
-    o.igemm_bk = env_value("CONVT3D_IGEMM_BK");
-    o.igemm_regs = env_value("CONVT3D_IGEMM_REGS");
     return o;
 }
 

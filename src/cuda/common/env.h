@@ -12,10 +12,7 @@
  *   CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse[,occ[,align]]]]  the phase
  *       kernel's tiling, where it fits (else ignored, with a note);
  *   CONVT3D_CUDA_IGEMM=wm,wn[,cs]  the implicit-GEMM kernel's block shape
- *       and cluster size, where compiled (else ignored, with a note);
- *   CONVT3D_IGEMM_BK=16|32, CONVT3D_IGEMM_REGS=128|255  the tensor-core
- *       implicit-GEMM K loop's channels a K step and register budget a
- *       thread, where compiled (igemm/plan.h; else 16 and 128, with a note).
+ *       and cluster size, where compiled (else ignored, with a note).
  * Read once per plan creation (gpu.cu) and handed to the planners, which
  * stay pure functions of their arguments. */
 #ifndef CONVT3D_CUDA_COMMON_ENV_H
@@ -27,8 +24,6 @@ struct cuda_overrides {
     const char *kernel; /* CONVT3D_CUDA_KERNEL, NULL when unset or empty */
     const char *tile;   /* CONVT3D_CUDA_TILE */
     const char *igemm;  /* CONVT3D_CUDA_IGEMM */
-    const char *igemm_bk;   /* CONVT3D_IGEMM_BK */
-    const char *igemm_regs; /* CONVT3D_IGEMM_REGS */
 };
 
 /* The overrides from the environment. */

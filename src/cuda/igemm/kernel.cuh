@@ -33,13 +33,10 @@ float *ct3d_emulate_cluster_smem(float *smem, int rank);
 
 namespace ct3d {
 
-/* BK_: input channels a K step (kIgemmBK, or kIgemmBKWide for the
- * tensor-core K loop with fewer barriers: igemm_plan.bk). */
-template <int WM, int WN, int MATH = IGEMM_FFMA, bool KC = false, bool RUNS = false,
-          int BK_ = kIgemmBK>
+template <int WM, int WN, int MATH = IGEMM_FFMA, bool KC = false, bool RUNS = false>
 struct igemm_cfg {
     static constexpr int BM = 64 * WM, BN = 32 * WN, NT = 32 * WM * WN;
-    static constexpr int BK = BK_, STAGES = 3;
+    static constexpr int BK = kIgemmBK, STAGES = 3;
     /* Bytes of a staged element: f16 / bf16 stay 16-bit for IGEMM_HALF. */
     static constexpr int ES = MATH == IGEMM_HALF ? 2 : 4;
     /* Row pitches of As and Bs, in elements.  The FMA step reads rows with
@@ -187,13 +184,13 @@ CT3D_DEV void igemm_cursor_tap(const igemm_params &p, const igemm_tile &tl,
 }
 
 /* The cursor at K step `step` (one division, at the start of the block's range). */
-template <int BK, int MS>
+template <int MS>
 CT3D_DEV igemm_cursor<MS> igemm_cursor_at(const igemm_params &p, const igemm_tile &tl,
                                           const igemm_pos (&pos)[MS], int row0, int step)
 {
     igemm_cursor<MS> c;
     const int tap = step / p.kchunks;
-    c.ic0 = (step - tap * p.kchunks) * BK;
+    c.ic0 = (step - tap * p.kchunks) * kIgemmBK;
     c.t[2] = tap % tl.taps[2];
     c.t[1] = (tap / tl.taps[2]) % tl.taps[1];
     c.t[0] = tap / (tl.taps[2] * tl.taps[1]);
@@ -202,16 +199,16 @@ CT3D_DEV igemm_cursor<MS> igemm_cursor_at(const igemm_params &p, const igemm_til
 }
 
 /* The next K step: the next BK channels, or the next tap's first. */
-template <int BK, int MS>
+template <int MS>
 CT3D_DEV void igemm_cursor_next(const igemm_params &p, const igemm_tile &tl,
                                 const igemm_pos (&pos)[MS], int row0, igemm_cursor<MS> &c)
 {
-    c.ic0 += BK;
+    c.ic0 += kIgemmBK;
     if (c.ic0 < p.cig) {
-        c.woff += BK * igemm_wrow(p);
+        c.woff += kIgemmBK * igemm_wrow(p);
         CT3D_UNROLL
         for (int s = 0; s < MS; s++)
-            c.aoff[s] += (long long)BK * p.xs[1];
+            c.aoff[s] += (long long)kIgemmBK * p.xs[1];
         return;
     }
     c.ic0 = 0;
@@ -230,19 +227,19 @@ CT3D_DEV void igemm_cursor_next(const igemm_params &p, const igemm_tile &tl,
  * pipeline distance ahead and widened into shared memory (igemm_put_a)
  * after the step in between has been computed, so the loads' latency
  * passes under the MMAs as cp.async's does. */
-template <int WM, int WN, int MATH, int BK>
+template <int WM, int WN, int MATH>
 struct igemm_astage {
-    using C = igemm_cfg<WM, WN, MATH, false, false, BK>;
+    using C = igemm_cfg<WM, WN, MATH>;
     unsigned short bits[C::MS][C::BK / C::RS];
 };
 
 struct igemm_no_astage {};
 
-template <int WM, int WN, int MATH, class T, int BK>
+template <int WM, int WN, int MATH, class T>
 CT3D_DEV void igemm_fetch_a(const igemm_params &p, const igemm_cursor<igemm_cfg<WM, WN>::MS> &c,
-                            igemm_astage<WM, WN, MATH, BK> &st, int tid)
+                            igemm_astage<WM, WN, MATH> &st, int tid)
 {
-    using C = igemm_cfg<WM, WN, MATH, false, false, BK>;
+    using C = igemm_cfg<WM, WN, MATH>;
     const T *x = static_cast<const T *>(p.x);
     const int row0 = tid / C::BM;
     CT3D_UNROLL
@@ -257,10 +254,10 @@ CT3D_DEV void igemm_fetch_a(const igemm_params &p, const igemm_cursor<igemm_cfg<
     }
 }
 
-template <int WM, int WN, int MATH, class T, int BK>
-CT3D_DEV void igemm_put_a(const igemm_astage<WM, WN, MATH, BK> &st, float *buf, int tid)
+template <int WM, int WN, int MATH, class T>
+CT3D_DEV void igemm_put_a(const igemm_astage<WM, WN, MATH> &st, float *buf, int tid)
 {
-    using C = igemm_cfg<WM, WN, MATH, false, false, BK>;
+    using C = igemm_cfg<WM, WN, MATH>;
     const int row0 = tid / C::BM, col = tid - row0 * C::BM;
     CT3D_UNROLL
     for (int s = 0; s < C::MS; s++)
@@ -281,20 +278,20 @@ CT3D_DEV void igemm_put_a(const igemm_astage<WM, WN, MATH, BK> &st, float *buf, 
  * the one or two aligned 16-byte words that cover them (2 loads instead of
  * 8) and realigns them in registers after the step in between has been
  * computed; at image edges and padding it falls back to element loads. */
-template <int WM, int WN, int MATH, int BK>
+template <int WM, int WN, int MATH>
 struct igemm_rstage {
-    using C = igemm_cfg<WM, WN, MATH, false, true, BK>;
+    using C = igemm_cfg<WM, WN, MATH, false, true>;
     /* per channel j: the covering words (o[j] >= 0: the byte offset of the
      * run in them) or the RL elements one a word (o[j] < 0) */
     unsigned w[C::RJ][8];
     int o[C::RJ];
 };
 
-template <int WM, int WN, int MATH, int BK>
+template <int WM, int WN, int MATH>
 CT3D_DEV void igemm_fetch_runs(const igemm_params &p, const igemm_cursor<1> &c,
-                               const igemm_pos &rp, igemm_rstage<WM, WN, MATH, BK> &st, int tid)
+                               const igemm_pos &rp, igemm_rstage<WM, WN, MATH> &st, int tid)
 {
-    using C = igemm_cfg<WM, WN, MATH, false, true, BK>;
+    using C = igemm_cfg<WM, WN, MATH, false, true>;
     static_assert(C::ES == 2 && C::RL == 8 && C::BK % C::RRS == 0, "runs of 8 half elements");
     const unsigned short *x = static_cast<const unsigned short *>(p.x);
     const unsigned short *xend = x + p.nimg * p.xs[0]; /* NCDHW: the whole tensor */
@@ -337,11 +334,11 @@ CT3D_DEV void igemm_fetch_runs(const igemm_params &p, const igemm_cursor<1> &c,
  * cp.async as one 16-byte copy where the tap leaves them 16-byte aligned,
  * two 8-byte ones where 8-byte aligned, else (and at edges, padding and
  * channels past C_in/G) element by element. */
-template <int WM, int WN, int MATH, int BK>
+template <int WM, int WN, int MATH>
 CT3D_DEV void igemm_copy_runs(const igemm_params &p, const igemm_cursor<1> &c,
                               const igemm_pos &rp, float *buf, int tid)
 {
-    using C = igemm_cfg<WM, WN, MATH, false, true, BK>;
+    using C = igemm_cfg<WM, WN, MATH, false, true>;
     static_assert(C::ES == 4 && C::RL == 4 && C::BK % C::RRS == 0, "runs of 4 floats");
     const float *x = static_cast<const float *>(p.x);
     const int row0 = tid / C::RPR, col = (tid - row0 * C::RPR) * C::RL;
@@ -393,10 +390,10 @@ CT3D_DEV void igemm_realign(const unsigned (&w)[8], int o, unsigned (&v)[4])
 }
 
 /* The fetched runs into As[BK][AP]: one 16-byte store a run and channel. */
-template <int WM, int WN, int MATH, int BK>
-CT3D_DEV void igemm_put_runs(const igemm_rstage<WM, WN, MATH, BK> &st, float *buf, int tid)
+template <int WM, int WN, int MATH>
+CT3D_DEV void igemm_put_runs(const igemm_rstage<WM, WN, MATH> &st, float *buf, int tid)
 {
-    using C = igemm_cfg<WM, WN, MATH, false, true, BK>;
+    using C = igemm_cfg<WM, WN, MATH, false, true>;
     const int row0 = tid / C::RPR, col = (tid - row0 * C::RPR) * C::RL;
     unsigned short *as = reinterpret_cast<unsigned short *>(buf);
     CT3D_UNROLL
@@ -414,11 +411,11 @@ CT3D_DEV void igemm_put_runs(const igemm_rstage<WM, WN, MATH, BK> &st, float *bu
     }
 }
 
-template <int WM, int WN, int MATH, int BK = kIgemmBK>
+template <int WM, int WN, int MATH>
 CT3D_DEV void igemm_copy_a(const igemm_params &p, const igemm_cursor<igemm_cfg<WM, WN>::MS> &c,
                            float *buf, int tid)
 {
-    using C = igemm_cfg<WM, WN, MATH, false, false, BK>;
+    using C = igemm_cfg<WM, WN, MATH>;
     const float *x = static_cast<const float *>(p.x);
     const int row0 = tid / C::BM, col = tid - row0 * C::BM;
     CT3D_UNROLL
@@ -437,12 +434,12 @@ CT3D_DEV void igemm_copy_a(const igemm_params &p, const igemm_cursor<igemm_cfg<W
 /* KC: the thread's 16-byte chunk of each of its positions (channels
  * ic0 + row0 .. + BE: C_in/G is a multiple of BE, so a chunk lies wholly
  * inside or outside the group's channels), by cp.async. */
-template <int WM, int WN, int MATH, int BK>
+template <int WM, int WN, int MATH>
 CT3D_DEV void igemm_copy_a_kc(const igemm_params &p,
-                              const igemm_cursor<igemm_cfg<WM, WN, MATH, true, false, BK>::MSA> &c,
+                              const igemm_cursor<igemm_cfg<WM, WN, MATH, true>::MSA> &c,
                               float *buf, int tid)
 {
-    using C = igemm_cfg<WM, WN, MATH, true, false, BK>;
+    using C = igemm_cfg<WM, WN, MATH, true>;
     using E = typename std::conditional<C::ES == 2, unsigned short, float>::type;
     const E *x = static_cast<const E *>(p.x);
     const int chunk = tid % C::CPP;
@@ -456,10 +453,10 @@ CT3D_DEV void igemm_copy_a_kc(const igemm_params &p,
     }
 }
 
-template <int WM, int WN, int MATH, bool KC, int BK, int MSA>
+template <int WM, int WN, int MATH, bool KC, int MSA>
 CT3D_DEV void igemm_copy_b(const igemm_params &p, const igemm_cursor<MSA> &c, float *buf, int tid)
 {
-    using C = igemm_cfg<WM, WN, MATH, KC, false, BK>;
+    using C = igemm_cfg<WM, WN, MATH, KC>;
     /* in elements of ES bytes: the weights are packed in the staged type */
     using E = typename std::conditional<C::ES == 2, unsigned short, float>::type;
     E *bs = reinterpret_cast<E *>(buf) + C::ASZ;
@@ -544,10 +541,10 @@ CT3D_DEV void tc_operand(float v, unsigned &big, unsigned &small)
     }
 }
 
-template <int WM, int WN, int MATH, bool KC, int BK>
+template <int WM, int WN, int MATH, bool KC>
 CT3D_DEV void igemm_tc_step(float (&acc)[4][4][4], const float *buf, int tid)
 {
-    using C = igemm_cfg<WM, WN, MATH, KC, false, BK>;
+    using C = igemm_cfg<WM, WN, MATH, KC>;
     /* TF32: the packed weights were rounded at planning (tf32_weights) */
     constexpr bool BROUNDED = MATH == IGEMM_TF32;
     const int warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
@@ -589,10 +586,10 @@ CT3D_DEV void igemm_tc_step(float (&acc)[4][4][4], const float *buf, int tid)
 /* The f16 / bf16 step: the same 4 x 4 MMA tiles of 16 x 8 and C layout,
  * k16 MMAs on 16-bit stages; per 16 channels a warp's fragments are four
  * ldmatrix of A (one an M tile) and two of B (two N tiles each). */
-template <int WM, int WN, bool KC, class T, int BK>
+template <int WM, int WN, bool KC, class T>
 CT3D_DEV void igemm_half_step(float (&acc)[4][4][4], const float *buf, int tid)
 {
-    using C = igemm_cfg<WM, WN, IGEMM_HALF, KC, false, BK>;
+    using C = igemm_cfg<WM, WN, IGEMM_HALF, KC>;
     static_assert(C::BK % 16 == 0, "k16 MMAs");
     const int warp = tid >> 5, lane = tid & 31;
     const unsigned short *as = reinterpret_cast<const unsigned short *>(buf) +
@@ -628,20 +625,19 @@ CT3D_DEV void igemm_half_step(float (&acc)[4][4][4], const float *buf, int tid)
 }
 
 /* One K step into the accumulators: FMA or tensor cores (by their shape). */
-template <int WM, int WN, int MATH, bool KC, class T, int BK>
+template <int WM, int WN, int MATH, bool KC, class T>
 CT3D_DEV void igemm_step(float (&acc)[8][8], const float *buf, int tid)
 {
-    static_assert(BK == kIgemmBK, "the FMA engine keeps its K step");
     const igemm_frag fr = igemm_frag_of<WM>(tid);
     igemm_mma_step<WM, WN>(acc, buf, fr.am, fr.bn);
 }
-template <int WM, int WN, int MATH, bool KC, class T, int BK>
+template <int WM, int WN, int MATH, bool KC, class T>
 CT3D_DEV void igemm_step(float (&acc)[4][4][4], const float *buf, int tid)
 {
     if constexpr (MATH == IGEMM_HALF)
-        igemm_half_step<WM, WN, KC, T, BK>(acc, buf, tid);
+        igemm_half_step<WM, WN, KC, T>(acc, buf, tid);
     else
-        igemm_tc_step<WM, WN, MATH, KC, BK>(acc, buf, tid);
+        igemm_tc_step<WM, WN, MATH, KC>(acc, buf, tid);
 }
 
 /* The accumulators of a thread: 8 x 8 for the FMA step, 4 x 4 MMA tiles of 4. */
@@ -665,27 +661,25 @@ CT3D_DEV void igemm_zero(A &acc)
 
 /* The tile's K steps [s0, s1) through the pipeline (every thread of the
  * block calls it; it synchronises). */
-template <int WM, int WN, int MATH, bool KC, class T, class A, bool RUNS = false,
-          int BK = kIgemmBK>
+template <int WM, int WN, int MATH, bool KC, class T, class A, bool RUNS = false>
 CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
-                               const igemm_pos (&pos)[igemm_cfg<WM, WN, MATH, KC, RUNS, BK>::MSA],
+                               const igemm_pos (&pos)[igemm_cfg<WM, WN, MATH, KC, RUNS>::MSA],
                                float *smem, int tid, int s0, int s1, A &acc)
 {
-    using C = igemm_cfg<WM, WN, MATH, KC, RUNS, BK>;
+    using C = igemm_cfg<WM, WN, MATH, KC, RUNS>;
     /* the thread's first channel of a step */
     const int row0 = KC ? (tid % C::CPP) * C::BE : RUNS ? tid / C::RPR : tid / C::BM;
     const int n = s1 - s0;
     if (n <= 0)
         return; /* a phase without taps, or more cluster ranks than K steps */
-    igemm_cursor<C::MSA> cur = igemm_cursor_at<BK>(p, tl, pos, row0, s0);
+    igemm_cursor<C::MSA> cur = igemm_cursor_at(p, tl, pos, row0, s0);
     constexpr bool staged = !KC && !RUNS && sizeof(T) != sizeof(float);
     constexpr bool hruns = RUNS && sizeof(T) != sizeof(float); /* runs through registers */
     /* the register stage of the widened half inputs, or of the half runs;
      * nothing where cp.async copies A (f32 x, or KC) */
     typename std::conditional<
-        hruns, igemm_rstage<WM, WN, MATH, BK>,
-        typename std::conditional<staged, igemm_astage<WM, WN, MATH, BK>,
-                                  igemm_no_astage>::type>::type
+        hruns, igemm_rstage<WM, WN, MATH>,
+        typename std::conditional<staged, igemm_astage<WM, WN, MATH>, igemm_no_astage>::type>::type
         st;
     (void)st;
     CT3D_UNROLL
@@ -693,20 +687,20 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
         if (s < n) {
             float *buf = smem + s * C::STAGE;
             if constexpr (KC) {
-                igemm_copy_a_kc<WM, WN, MATH, BK>(p, cur, buf, tid);
+                igemm_copy_a_kc<WM, WN, MATH>(p, cur, buf, tid);
             } else if constexpr (hruns) {
-                igemm_fetch_runs<WM, WN, MATH, BK>(p, cur, pos[0], st, tid);
-                igemm_put_runs<WM, WN, MATH, BK>(st, buf, tid);
+                igemm_fetch_runs<WM, WN, MATH>(p, cur, pos[0], st, tid);
+                igemm_put_runs<WM, WN, MATH>(st, buf, tid);
             } else if constexpr (RUNS) {
-                igemm_copy_runs<WM, WN, MATH, BK>(p, cur, pos[0], buf, tid);
+                igemm_copy_runs<WM, WN, MATH>(p, cur, pos[0], buf, tid);
             } else if constexpr (staged) {
-                igemm_fetch_a<WM, WN, MATH, T, BK>(p, cur, st, tid);
-                igemm_put_a<WM, WN, MATH, T, BK>(st, buf, tid);
+                igemm_fetch_a<WM, WN, MATH, T>(p, cur, st, tid);
+                igemm_put_a<WM, WN, MATH, T>(st, buf, tid);
             } else {
-                igemm_copy_a<WM, WN, MATH, BK>(p, cur, buf, tid);
+                igemm_copy_a<WM, WN, MATH>(p, cur, buf, tid);
             }
-            igemm_copy_b<WM, WN, MATH, KC, BK>(p, cur, buf, tid);
-            igemm_cursor_next<BK>(p, tl, pos, row0, cur);
+            igemm_copy_b<WM, WN, MATH, KC>(p, cur, buf, tid);
+            igemm_cursor_next(p, tl, pos, row0, cur);
         }
         copy_commit();
     }
@@ -717,26 +711,26 @@ CT3D_DEV void igemm_accumulate(const igemm_params &p, const igemm_tile &tl,
         float *nbuf = smem + (next % C::STAGES) * C::STAGE;
         if (next < n) {
             if constexpr (KC)
-                igemm_copy_a_kc<WM, WN, MATH, BK>(p, cur, nbuf, tid);
+                igemm_copy_a_kc<WM, WN, MATH>(p, cur, nbuf, tid);
             else if constexpr (hruns)
-                igemm_fetch_runs<WM, WN, MATH, BK>(p, cur, pos[0], st, tid);
+                igemm_fetch_runs<WM, WN, MATH>(p, cur, pos[0], st, tid);
             else if constexpr (RUNS)
-                igemm_copy_runs<WM, WN, MATH, BK>(p, cur, pos[0], nbuf, tid);
+                igemm_copy_runs<WM, WN, MATH>(p, cur, pos[0], nbuf, tid);
             else if constexpr (staged)
-                igemm_fetch_a<WM, WN, MATH, T, BK>(p, cur, st, tid);
+                igemm_fetch_a<WM, WN, MATH, T>(p, cur, st, tid);
             else
-                igemm_copy_a<WM, WN, MATH, BK>(p, cur, nbuf, tid);
-            igemm_copy_b<WM, WN, MATH, KC, BK>(p, cur, nbuf, tid);
-            igemm_cursor_next<BK>(p, tl, pos, row0, cur);
+                igemm_copy_a<WM, WN, MATH>(p, cur, nbuf, tid);
+            igemm_copy_b<WM, WN, MATH, KC>(p, cur, nbuf, tid);
+            igemm_cursor_next(p, tl, pos, row0, cur);
         }
         copy_commit();
-        igemm_step<WM, WN, MATH, KC, T, BK>(acc, smem + (it % C::STAGES) * C::STAGE, tid);
+        igemm_step<WM, WN, MATH, KC, T>(acc, smem + (it % C::STAGES) * C::STAGE, tid);
         if constexpr (staged)
             if (next < n)
-                igemm_put_a<WM, WN, MATH, T, BK>(st, nbuf, tid); /* read after the next syncs */
+                igemm_put_a<WM, WN, MATH, T>(st, nbuf, tid); /* read after the next syncs */
         if constexpr (hruns)
             if (next < n)
-                igemm_put_runs<WM, WN, MATH, BK>(st, nbuf, tid);
+                igemm_put_runs<WM, WN, MATH>(st, nbuf, tid);
     }
     copy_wait_groups<0>();
 }
@@ -818,7 +812,7 @@ CT3D_DEV void igemm_store(const igemm_params &p, const igemm_tile &tl,
 }
 
 template <int WM, int WN, int MATH = IGEMM_FFMA, class T = float, bool KC = false,
-          bool RUNS = false, int BK = kIgemmBK>
+          bool RUNS = false>
 CT3D_DEV void igemm_block(const igemm_params &p, float *smem, int tid, long long vb)
 {
     using C = igemm_cfg<WM, WN, MATH>;
@@ -839,21 +833,19 @@ CT3D_DEV void igemm_block(const igemm_params &p, float *smem, int tid, long long
         const int s0 = (int)((long long)steps * rank / p.cs);
         const int s1 = (int)((long long)steps * (rank + 1) / p.cs);
         if constexpr (KC) {
-            using K = igemm_cfg<WM, WN, MATH, true, false, BK>;
+            using K = igemm_cfg<WM, WN, MATH, true>;
             igemm_pos apos[K::MSA];
             CT3D_UNROLL
             for (int s = 0; s < K::MSA; s++)
                 apos[s] = igemm_pos_of(p, tl, tl.m0 + tid / K::CPP + s * (K::NT / K::CPP));
-            igemm_accumulate<WM, WN, MATH, true, T, decltype(acc), false, BK>(p, tl, apos, smem,
-                                                                              tid, s0, s1, acc);
+            igemm_accumulate<WM, WN, MATH, true, T>(p, tl, apos, smem, tid, s0, s1, acc);
         } else if constexpr (RUNS) {
-            using R = igemm_cfg<WM, WN, MATH, false, true, BK>;
+            using R = igemm_cfg<WM, WN, MATH, false, true>;
             igemm_pos rpos[1] = {igemm_pos_of(p, tl, tl.m0 + (tid % R::RPR) * R::RL)};
-            igemm_accumulate<WM, WN, MATH, false, T, decltype(acc), true, BK>(p, tl, rpos, smem,
-                                                                              tid, s0, s1, acc);
+            igemm_accumulate<WM, WN, MATH, false, T, decltype(acc), true>(p, tl, rpos, smem, tid,
+                                                                          s0, s1, acc);
         } else {
-            igemm_accumulate<WM, WN, MATH, false, T, decltype(acc), false, BK>(p, tl, pos, smem,
-                                                                               tid, s0, s1, acc);
+            igemm_accumulate<WM, WN, MATH, false, T>(p, tl, pos, smem, tid, s0, s1, acc);
         }
     }
     if constexpr (KC || RUNS) /* worked out now: they need no registers during the K loop */

@@ -11,20 +11,15 @@ namespace ct3d {
 namespace {
 
 /* 128 registers a thread: two 256-thread blocks (or four 128-thread ones) a
- * multiprocessor, 64 of them the accumulators.  REGS 255 (igemm_plan.regs):
- * one block a multiprocessor at least, so ptxas may take every register a
- * thread can address rather than spill (the tensor-core A paths at 128
- * spill, bench/NOTES.md round 11d). */
-template <int WM, int WN, int MATH, class T, bool KC = false, bool RUNS = false,
-          int BK = kIgemmBK, int REGS = 128>
-__global__ void __launch_bounds__(32 * WM * WN, REGS > 128 ? 1 : 16 / (WM * WN))
-    igemm_kernel(const igemm_params p)
+ * multiprocessor, 64 of them the accumulators. */
+template <int WM, int WN, int MATH, class T, bool KC = false, bool RUNS = false>
+__global__ void __launch_bounds__(32 * WM * WN, 16 / (WM * WN)) igemm_kernel(const igemm_params p)
 {
     extern __shared__ __align__(16) float smem[];
     const long long nblocks = p.ntiles * p.cs;
     /* gridDim.x is a multiple of cs: a block keeps its rank in the cluster */
     for (long long vb = blockIdx.x; vb < nblocks; vb += gridDim.x) {
-        igemm_block<WM, WN, MATH, T, KC, RUNS, BK>(p, smem, threadIdx.x, vb);
+        igemm_block<WM, WN, MATH, T, KC, RUNS>(p, smem, threadIdx.x, vb);
         __syncthreads(); /* the next tile's copies overwrite shared memory */
     }
 }
@@ -50,41 +45,17 @@ igemm_fn ffma_kernel_for(igemm_shape t)
 }
 
 /* The tensor-core instantiations of one inner product and data type
- * (igemm_tc_shape_compiled); the K loop's variants (BK, REGS) for blocks
- * (2,4) and (4,2) only (igemm_tc_variant_applies). */
-template <int MATH, class T, bool KC = false, bool RUNS = false, int BK = kIgemmBK,
-          int REGS = 128>
+ * (igemm_tc_shape_compiled). */
+template <int MATH, class T, bool KC = false, bool RUNS = false>
 igemm_fn tc_kernel_for(igemm_shape t)
 {
     if (t.wm == 2 && t.wn == 4)
-        return igemm_kernel<2, 4, MATH, T, KC, RUNS, BK, REGS>;
+        return igemm_kernel<2, 4, MATH, T, KC, RUNS>;
     if (t.wm == 4 && t.wn == 2)
-        return igemm_kernel<4, 2, MATH, T, KC, RUNS, BK, REGS>;
-    if constexpr (BK == kIgemmBK && REGS == 128)
-        if (t.wm == 4 && t.wn == 1)
-            return igemm_kernel<4, 1, MATH, T, KC, RUNS>;
+        return igemm_kernel<4, 2, MATH, T, KC, RUNS>;
+    if (t.wm == 4 && t.wn == 1)
+        return igemm_kernel<4, 1, MATH, T, KC, RUNS>;
     return nullptr;
-}
-
-/* The same on a 16-byte A path (KC or RUNS), in the plan's K loop variant:
- * 4 instantiations a shape. */
-template <int MATH, class T, bool KC, bool RUNS>
-igemm_fn tc_variant_for(igemm_shape t, int bk, int regs)
-{
-    static_assert(KC || RUNS, "the variants are compiled on the 16-byte A paths only");
-    if (bk == kIgemmBKWide)
-        return regs > 128 ? tc_kernel_for<MATH, T, KC, RUNS, kIgemmBKWide, 255>(t)
-                          : tc_kernel_for<MATH, T, KC, RUNS, kIgemmBKWide>(t);
-    return regs > 128 ? tc_kernel_for<MATH, T, KC, RUNS, kIgemmBK, 255>(t)
-                      : tc_kernel_for<MATH, T, KC, RUNS>(t);
-}
-
-/* The K step of the kernel a launch takes: the plan's on its 16-byte A
- * paths; a K-contiguous plan whose x is not 16-byte aligned falls back to
- * the element path, compiled at kIgemmBK and 128 registers only. */
-int igemm_launch_bk(const igemm_plan &ip, bool kc)
-{
-    return kc || ip.runs ? ip.bk : kIgemmBK;
 }
 
 /* kc: the K-contiguous A copies (igemm_plan.kc, when x allows them); the
@@ -101,8 +72,8 @@ igemm_fn igemm_kernel_for(const igemm_plan &ip, bool kc)
     case IGEMM_TF32:
         if (type != CONVT3D_F32)
             return nullptr;
-        return kc        ? tc_variant_for<IGEMM_TF32, float, true, false>(t, ip.bk, ip.regs)
-               : ip.runs ? tc_variant_for<IGEMM_TF32, float, false, true>(t, ip.bk, ip.regs)
+        return kc        ? tc_kernel_for<IGEMM_TF32, float, true>(t)
+               : ip.runs ? tc_kernel_for<IGEMM_TF32, float, false, true>(t)
                          : tc_kernel_for<IGEMM_TF32, float>(t);
     case IGEMM_3XTF32:
         if (type != CONVT3D_F32)
@@ -112,17 +83,13 @@ igemm_fn igemm_kernel_for(const igemm_plan &ip, bool kc)
                          : tc_kernel_for<IGEMM_3XTF32, float>(t);
     case IGEMM_HALF:
         if (kc)
-            return type == CONVT3D_F16
-                       ? tc_variant_for<IGEMM_HALF, f16_t, true, false>(t, ip.bk, ip.regs)
-                   : type == CONVT3D_BF16
-                       ? tc_variant_for<IGEMM_HALF, bf16_t, true, false>(t, ip.bk, ip.regs)
-                       : nullptr;
+            return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_HALF, f16_t, true>(t)
+                   : type == CONVT3D_BF16 ? tc_kernel_for<IGEMM_HALF, bf16_t, true>(t)
+                                          : nullptr;
         if (ip.runs)
-            return type == CONVT3D_F16
-                       ? tc_variant_for<IGEMM_HALF, f16_t, false, true>(t, ip.bk, ip.regs)
-                   : type == CONVT3D_BF16
-                       ? tc_variant_for<IGEMM_HALF, bf16_t, false, true>(t, ip.bk, ip.regs)
-                       : nullptr;
+            return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_HALF, f16_t, false, true>(t)
+                   : type == CONVT3D_BF16 ? tc_kernel_for<IGEMM_HALF, bf16_t, false, true>(t)
+                                          : nullptr;
         return type == CONVT3D_F16    ? tc_kernel_for<IGEMM_HALF, f16_t>(t)
                : type == CONVT3D_BF16 ? tc_kernel_for<IGEMM_HALF, bf16_t>(t)
                                       : nullptr;
@@ -156,7 +123,6 @@ cudaError_t igemm_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
     igemm_params p = ip.p;
-    p.kchunks = (int)ceil_div(p.cig, igemm_launch_bk(ip, kc)); /* the kernel's K step */
     p.x = a.x;
     p.w = a.w;
     p.bias = a.bias;

@@ -36,12 +36,8 @@ namespace ct3d {
 constexpr int kIgemmMaxStride = 8;
 /* Tap-count classes (distinct products of per-dim tap counts) at most. */
 constexpr int kIgemmMaxClasses = 64;
-/* Input channels a K step takes: kIgemmBK, or, for the tensor cores on
- * their 16-byte A paths (runs along W, K-contiguous copies) when asked
- * (igemm_plan.bk, CONVT3D_IGEMM_BK), kIgemmBKWide: half the barriers and
- * cp.async groups a tile, two k16 (four k8) MMA rounds between them. */
+/* Input channels a K step takes. */
 constexpr int kIgemmBK = 16;
-constexpr int kIgemmBKWide = 32;
 
 /* The engine's inner product: FMA on f32 (exact, the default), tensor
  * cores with mma.sync m16n8k8 TF32 (fp32 accumulation) on f32 inputs
@@ -60,7 +56,7 @@ struct igemm_params {
     int groups, cig, cog;
     int in[3], k[3], s[3], p[3], dm[3], kstep[3];
     int ocb, nocb;   /* weight packing: BN output channels a block, blocks of them */
-    int kchunks;     /* K steps a tap: ceil(cig / BK), BK the kernel's (igemm_cfg) */
+    int kchunks;     /* K steps a tap: ceil(cig / kIgemmBK) */
     int cs;          /* blocks a cluster (1: no cluster) */
     long long nimg;  /* images (N) */
     phase_entry ph[3][kIgemmMaxStride]; /* per dim and phase r */

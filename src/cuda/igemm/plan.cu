@@ -42,15 +42,15 @@ int list_phases(const igemm_params &p, long long nimg, phase_ref *out)
     return n;
 }
 
-/* The shape's fields, phase tables and K steps a tap (of bk channels):
- * what igemm_fill and the cost rule (heaviest_k_steps) read. */
-void fill_phase_fields(const convt3d_shape *s, igemm_params &p, int bk = kIgemmBK)
+/* The shape's fields, phase tables and K steps a tap: what igemm_fill and
+ * the cost rule (heaviest_k_steps) read. */
+void fill_phase_fields(const convt3d_shape *s, igemm_params &p)
 {
     fill_shape_fields(s, p);
     for (int d = 0; d < 3; d++)
         for (int r = 0; r < p.s[d]; r++)
             p.ph[d][r] = phase_entry_of(s, d, r);
-    p.kchunks = (int)ceil_div(s->cig, bk);
+    p.kchunks = (int)ceil_div(s->cig, kIgemmBK);
 }
 
 /* K steps of the heaviest tile: the most taps of a phase with outputs times
@@ -116,17 +116,15 @@ bool igemm_runs_apply(const convt3d_shape *s, const igemm_params &p, int math)
     return true;
 }
 
-size_t igemm_smem_bytes(igemm_shape t, int math, bool kc, int bk)
+size_t igemm_smem_bytes(igemm_shape t, int math, bool kc)
 {
     const long long pad = math == IGEMM_FFMA ? 0 : 8;   /* igemm_cfg::PAD */
     const long long es = math == IGEMM_HALF ? 2 : 4;    /* igemm_cfg::ES */
     const long long bm = 64LL * t.wm, bn = 32LL * t.wn;
-    /* (a K-contiguous plan whose x turns out misaligned launches the
-     * element path at kIgemmBK <= bk: this covers it) */
-    long long pipe = 3LL * bk * (bm + bn + 2 * pad) * es;
+    long long pipe = 3LL * kIgemmBK * (bm + bn + 2 * pad) * es;
     if (kc) { /* or K-contiguous A (igemm_cfg::ASZ, AKP): the plan fits both */
-        const long long akp = bk + 16 / es;
-        const long long kpipe = 3LL * (bm * akp + bk * (bn + pad)) * es;
+        const long long akp = kIgemmBK + 16 / es;
+        const long long kpipe = 3LL * (bm * akp + kIgemmBK * (bn + pad)) * es;
         pipe = kpipe > pipe ? kpipe : pipe;
     }
     const long long out = bn * (bm + 4) * (long long)sizeof(float);
@@ -138,21 +136,15 @@ bool igemm_tc_shape_compiled(igemm_shape t)
     return (t.wm == 2 && t.wn == 4) || (t.wm == 4 && t.wn == 2) || (t.wm == 4 && t.wn == 1);
 }
 
-bool igemm_tc_variant_applies(int math, igemm_shape t, bool kc, bool runs)
-{
-    return (math == IGEMM_TF32 || math == IGEMM_HALF) && (kc || runs) &&
-           ((t.wm == 2 && t.wn == 4) || (t.wm == 4 && t.wn == 2));
-}
-
 bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, bool kc, int cs,
-                igemm_params *pp, size_t *smem, int bk)
+                igemm_params *pp, size_t *smem)
 {
     if (cs != 1 && cs != 2 && cs != 4 && cs != 8)
         return false;
     const int bm = 64 * t.wm, bn = 32 * t.wn;
     igemm_params p;
     memset(&p, 0, sizeof p);
-    fill_phase_fields(s, p, bk);
+    fill_phase_fields(s, p);
     p.ocb = bn;
     p.nocb = (int)ceil_div(s->cog, bn);
     p.cs = cs;
@@ -183,30 +175,25 @@ bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, bool kc, int cs
     if (tiles < 1 || tiles > (1LL << 40))
         return false;
     *pp = p;
-    *smem = igemm_smem_bytes(t, math, kc, bk);
+    *smem = igemm_smem_bytes(t, math, kc);
     return true;
 }
 
 namespace {
 
-/* Blocks of shape t a multiprocessor holds (registers: the budget a
- * thread, 128 or 255 (igemm_plan.regs: counted as 256, the allocation
- * granule); shared memory: the block's, K steps of bk channels, plus the
- * 1 KB the driver reserves). */
-long long igemm_blocks_per_sm(igemm_shape t, int math, bool kc, const device_limits &lim,
-                              int bk = kIgemmBK, int regs = 128)
+/* Blocks of shape t a multiprocessor holds (registers: 128 a thread;
+ * shared memory: the block's plus the 1 KB the driver reserves). */
+long long igemm_blocks_per_sm(igemm_shape t, int math, bool kc, const device_limits &lim)
 {
-    const long long per_thread = regs > 128 ? 256 : 128;
-    const long long by_regs = 65536 / (32LL * t.wm * t.wn * per_thread);
-    const long long by_smem = lim.smem_sm / ((long long)igemm_smem_bytes(t, math, kc, bk) + 1024);
+    const long long by_regs = 65536 / (32LL * t.wm * t.wn * 128);
+    const long long by_smem = lim.smem_sm / ((long long)igemm_smem_bytes(t, math, kc) + 1024);
     return by_regs < by_smem ? by_regs : by_smem;
 }
 
 /* Blocks of shape t the whole GPU holds at once. */
-long long igemm_block_slots(igemm_shape t, int math, bool kc, const device_limits &lim,
-                            int bk = kIgemmBK, int regs = 128)
+long long igemm_block_slots(igemm_shape t, int math, bool kc, const device_limits &lim)
 {
-    return igemm_blocks_per_sm(t, math, kc, lim, bk, regs) * lim.num_sms;
+    return igemm_blocks_per_sm(t, math, kc, lim) * lim.num_sms;
 }
 
 /* The cluster size: the smallest power of two up to 8 whose clusters fill
@@ -215,10 +202,10 @@ long long igemm_block_slots(igemm_shape t, int math, bool kc, const device_limit
  * sw3_c48_k3x3x5, 24 steps, 0.043 ms at 2 blocks a tile, 0.031 at 4; the
  * 7x7x5 k2s2 corpus problem, 20 steps, 0.045 -> 0.039, H200.) */
 int igemm_cluster_size(const igemm_params &p, igemm_shape t, int math, bool kc,
-                       const device_limits &lim, int bk = kIgemmBK, int regs = 128)
+                       const device_limits &lim)
 {
     const long long steps = heaviest_k_steps(p);
-    const long long slots = igemm_block_slots(t, math, kc, lim, bk, regs);
+    const long long slots = igemm_block_slots(t, math, kc, lim);
     const long long least = 4;
     int cs = 1;
     while (cs < 8 && p.ntiles * cs < slots && steps / (2 * cs) >= least)
@@ -277,41 +264,15 @@ static bool igemm_small_grid_tile(const convt3d_shape *s, const igemm_params &p,
     return false;
 }
 
-/* The K loop's variant asked for by CONVT3D_IGEMM_BK / CONVT3D_IGEMM_REGS
- * (kIgemmBK and 128 when unset); a value not offered is noted and ignored. */
-static void igemm_variant_asked(const cuda_overrides &ov, int *bk, int *regs, char *note,
-                                size_t note_size)
-{
-    *bk = kIgemmBK;
-    *regs = 128;
-    if (ov.igemm_bk) {
-        if (strcmp(ov.igemm_bk, "32") == 0)
-            *bk = kIgemmBKWide;
-        else if (strcmp(ov.igemm_bk, "16") != 0)
-            snprintf(note, note_size, "CONVT3D_IGEMM_BK=%s is not 16 or 32, ignored",
-                     ov.igemm_bk);
-    }
-    if (ov.igemm_regs) {
-        if (strcmp(ov.igemm_regs, "255") == 0)
-            *regs = 255;
-        else if (strcmp(ov.igemm_regs, "128") != 0)
-            snprintf(note, note_size, "CONVT3D_IGEMM_REGS=%s is not 128 or 255, ignored",
-                     ov.igemm_regs);
-    }
-}
-
 /* The implicit-GEMM kernel (plan.h): 64 x 32 warp tiles, as many
  * warps along the output channels as Cog fills (BN = 32, 64 or 128), eight
  * warps a block (four for BN = 32); clusters of cs blocks share a tile when
  * the tiles alone would not fill every multiprocessor's block slots, as
  * long as each block keeps several K steps.  CONVT3D_CUDA_IGEMM=wm,wn[,cs]
- * overrides (benchmarking); CONVT3D_IGEMM_BK and CONVT3D_IGEMM_REGS pick the
- * tensor-core K loop's variant where compiled (igemm_tc_variant_applies),
- * the cluster size then counting that variant's block slots. */
-bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov,
-                int math, igemm_plan *out, size_t *smem, char *note, size_t note_size)
+ * overrides (benchmarking). */
+bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *tile, int math,
+                igemm_plan *out, size_t *smem, char *note, size_t note_size)
 {
-    const char *tile = ov.igemm;
     igemm_shape t = {s->cog > 64 ? 2 : 4, s->cog > 64 ? 4 : s->cog > 32 ? 2 : 1};
     int forced[3];
     int cs = 0;
@@ -342,35 +303,16 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const cuda_ove
             *smem = qsmem;
         }
     }
-    const bool runs = igemm_runs_apply(s, p, math);
-    int bk, regs;
-    igemm_variant_asked(ov, &bk, &regs, note, note_size);
-    if ((bk != kIgemmBK || regs != 128) && !igemm_tc_variant_applies(math, t, kc, runs)) {
-        snprintf(note, note_size, "BK %d / %d registers compiled for TF32, f16 and bf16 "
-                 "with 16-byte input copies and blocks 2,4 or 4,2 only: BK %d, 128 registers",
-                 bk, regs, kIgemmBK);
-        bk = kIgemmBK;
-        regs = 128;
-    }
-    if (bk != kIgemmBK &&
-        (long long)igemm_smem_bytes(t, math, kc, bk) > lim.smem_optin) {
-        snprintf(note, note_size, "BK %d does not fit in shared memory: BK %d", bk, kIgemmBK);
-        bk = kIgemmBK;
-    }
-    if (bk != kIgemmBK && !igemm_fill(s, t, math, kc, 1, &p, smem, bk))
-        return false;
     if (cs == 0)
-        cs = igemm_cluster_size(p, t, math, kc, lim, bk, regs);
-    if (cs > 1 && !igemm_fill(s, t, math, kc, cs, &p, smem, bk))
+        cs = igemm_cluster_size(p, t, math, kc, lim);
+    if (cs > 1 && !igemm_fill(s, t, math, kc, cs, &p, smem))
         return false;
     out->p = p;
     out->t = t;
     out->math = math;
     out->type = s->y_type;
     out->kc = kc;
-    out->runs = runs;
-    out->bk = bk;
-    out->regs = regs;
+    out->runs = igemm_runs_apply(s, p, math);
     return true;
 }
 
@@ -567,7 +509,7 @@ bool igemm_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_l
     (void)mode;
     igemm_plan *ip = family_params<igemm_plan>(*k);
     memset(ip, 0, sizeof *ip);
-    if (!plan_igemm(s, lim, ov, igemm_entry_math(e), ip, &k->smem_bytes, k->note,
+    if (!plan_igemm(s, lim, ov.igemm, igemm_entry_math(e), ip, &k->smem_bytes, k->note,
                     sizeof k->note)) {
         snprintf(why, why_size, "no block shape fits (%lld tiles at most 2^40, %d tap classes)",
                  (long long)1 << 40, kIgemmMaxClasses);
@@ -586,10 +528,9 @@ void igemm_entry_describe(const cuda_plan &k, char *buf, size_t size)
     const igemm_params &p = ip.p;
     snprintf(buf, size,
              "%s: warps %d x %d (tile %d x %d), clusters of %d, %lld tiles in %d tap "
-             "classes, %d K steps a tap of %d channels, %lld blocks, %zu B shared, up to %d "
-             "registers a thread%s%s%s%s",
+             "classes, %d K steps a tap, %lld blocks, %zu B shared%s%s%s%s",
              k.impl->name, ip.t.wm, ip.t.wn, 64 * ip.t.wm, 32 * ip.t.wn, p.cs, p.ntiles, p.nclass,
-             p.kchunks, ip.bk, k.blocks, k.smem_bytes, ip.regs,
+             p.kchunks, k.blocks, k.smem_bytes,
              ip.kc ? ", 16-byte input copies along the channels" : "",
              ip.runs ? ", 16-byte input runs along W" : "", k.note[0] ? "; " : "", k.note);
 }

@@ -25,14 +25,6 @@ struct igemm_plan {
     /* The A tile fetched in 16-byte runs of positions along W
      * (igemm_kernel.cuh's igemm_fetch_runs; igemm_runs_apply). */
     bool runs;
-    /* The tensor-core K loop's variant (igemm_tc_variant_applies; else
-     * kIgemmBK and 128): input channels a K step (kIgemmBK or kIgemmBKWide)
-     * and the register budget a thread (128: __launch_bounds__ for 64 KB of
-     * registers a 256-thread pair of blocks, as the FMA kernels; 255: one
-     * block a multiprocessor's worth, no spills).  CONVT3D_IGEMM_BK and
-     * CONVT3D_IGEMM_REGS pick them at plan creation. */
-    int bk;
-    int regs;
 };
 
 /* What an entry of the family computes (cuda_impl.variant; NULL: the FMA
@@ -53,17 +45,11 @@ int igemm_entry_math(const cuda_impl &e);
  * the shared memory of the K-contiguous A tile too) and cluster size cs (1,
  * 2, 4 or 8) and the block's shared memory; false if it does not fit. */
 bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, bool kc, int cs,
-                igemm_params *p, size_t *smem, int bk = kIgemmBK);
+                igemm_params *p, size_t *smem);
 
 /* Shared memory (bytes) a block of shape t needs with inner product math,
- * kc: with the K-contiguous A tile too (igemm_plan.kc), K steps of bk
- * channels. */
-size_t igemm_smem_bytes(igemm_shape t, int math, bool kc, int bk = kIgemmBK);
-
-/* Whether the K loop's variants (igemm_plan.bk, .regs) are compiled for
- * this inner product, block shape and A path: TF32 and f16 / bf16, blocks
- * (2,4) and (4,2), the 16-byte A paths (kc or runs) only. */
-bool igemm_tc_variant_applies(int math, igemm_shape t, bool kc, bool runs);
+ * kc: with the K-contiguous A tile too (igemm_plan.kc). */
+size_t igemm_smem_bytes(igemm_shape t, int math, bool kc);
 
 /* Whether s allows the K-contiguous A tile with inner product math: tensor
  * cores, NDHWC, C_in/G a multiple of a 16-byte chunk of the element type. */
@@ -87,10 +73,8 @@ bool igemm_preferred(const convt3d_shape *s, bool phase_takes, const device_limi
 
 /* The kernel's block shape and cluster size (CONVT3D_CUDA_IGEMM override
  * tile, NULL: none) and parameters; false if it does not fit. */
-/* CONVT3D_IGEMM_BK and CONVT3D_IGEMM_REGS (ov.igemm_bk, ov.igemm_regs)
- * ask for the tensor-core K loop's variants where igemm_tc_variant_applies. */
-bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov,
-                int math, igemm_plan *out, size_t *smem, char *note, size_t note_size);
+bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *tile, int math,
+                igemm_plan *out, size_t *smem, char *note, size_t note_size);
 
 bool igemm_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
                             char *why, size_t why_size);
