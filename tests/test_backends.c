@@ -777,7 +777,7 @@ static void cpu_every_implementation_forced(void)
 {
     const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
     const int n = convt3d_implementation_count();
-    int applied[64] = {0};
+    int applied[128] = {0};
     CU_ASSERT_FATAL(n <= COUNT(applied));
     const uint64_t base = test_seed() * 1000003u + 900;
     rng r = rng_make(base);

@@ -6,9 +6,9 @@
  * and every input size >= 8 -- checked on the problems of
  * bench/inputs/classes.txt and on a grid of dilated, strided and grouped
  * problems in both layouts.  Few output channels (igemm/plan.cu,
- * igemm_preferred; fewout/plan.cu): C_out/G <= 3 with C_in/G >= 16 go to
- * the implicit-GEMM engine on at most 16384 positions, never automatically
- * to cuda/f32_fewout_ksplit.  Depthwise problems in NDHWC (the ndhwc_depthwise
+ * igemm_preferred; fewout/plan.cu, fewout_preferred): with C_out/G <= 4
+ * never the implicit-GEMM FMA engine, and one group with C_in/G >= 16 on at
+ * most 250,000 positions to cuda/f32_fewout_ksplit.  Depthwise problems in NDHWC (the ndhwc_depthwise
  * class, the suite's depthwise shape, a grid) get cuda/f32_dwlast, their
  * NCDHW twins the depthwise tile kernel.  CONVT3D_TEST_WALK=1 prints every choice of the
  * class list.  SKIPs in a build without CUDA. */
@@ -136,19 +136,22 @@ static void test_grid(void)
 }
 
 /* Whether the walk's choice for p agrees with the few-output-channel rule
- * (never the few-output kernel; C_in/G >= 16, C_out/G <= 3 and at most
- * 16384 positions: the implicit-GEMM engine); prints p if not.  *small
- * counts the problems the igemm part of the rule covers. */
+ * (fewout/plan.cu, fewout_preferred): with C_out/G <= 4 the implicit-GEMM
+ * FMA engine is never chosen (the few-output kernel takes what it would
+ * take), and one group with C_in/G >= 16 on at most 250,000 positions goes
+ * to the few-output kernel; prints p if not.  *small counts the problems
+ * the second part covers. */
 static int fewout_rule_ok(const convt3d_problem *p, const char *what, int *small)
 {
     convt3d_shape s;
     if (convt3d_shape_from_problem(p, &s) != CONVT3D_SUCCESS)
         return 1;
     const char *name = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
-    const int want_igemm = s.cig >= 16 && s.cog <= 3 && s.n * s.out_spatial <= 16384;
-    *small += want_igemm;
-    const int ok = name && strcmp(name, FEWOUT) != 0 &&
-                   (!want_igemm || strcmp(name, "cuda/f32_igemm_8x8") == 0);
+    const int want_fewout = s.groups == 1 && s.cig >= 16 && s.cog <= 4 &&
+                            s.n * s.out_spatial <= 250000;
+    *small += want_fewout;
+    const int ok = name && !(s.cog <= 4 && strcmp(name, "cuda/f32_igemm_8x8") == 0) &&
+                   (!want_fewout || strcmp(name, FEWOUT) == 0);
     if (ok)
         return 1;
     char desc[512];
@@ -160,9 +163,8 @@ static int fewout_rule_ok(const convt3d_problem *p, const char *what, int *small
 
 /* The out_c1_3 class (k4 s2 p1 decoder heads, both layouts) and a grid of
  * problems with 1-4 output and 8-128 input channels a group (strides 1-3,
- * dilation, groups, both layouts; 6^3 and 16^3 inputs): none goes to the
- * few-output kernel, the small ones with C_in/G >= 16 and C_out/G <= 3 to
- * the implicit-GEMM engine. */
+ * dilation, groups, both layouts; 6^3 and 16^3 inputs) follow the
+ * few-output rule above. */
 static void test_fewout_rule(void)
 {
     if (no_cuda())
@@ -196,7 +198,7 @@ static void test_fewout_rule(void)
                     ran++;
                     bad += !fewout_rule_ok(&p, "grid", &grid_small);
                 }
-    printf("\n  out_c1_3: %d problems; grid: %d problems, %d small ones for igemm, %d failed ",
+    printf("\n  out_c1_3: %d problems; grid: %d problems, %d for the few-output kernel, %d failed ",
            in_class, ran, grid_small, bad);
     CU_ASSERT(ran > 400 && grid_small > 50);
     CU_ASSERT_EQUAL(bad, 0);
@@ -364,8 +366,8 @@ void register_cuda_walk_tests(void)
         {"classes.txt: no generic kernel where C_in/G or C_out/G >= 4 and sizes >= 8",
          test_classes},
         {"a grid of dilated, strided, grouped problems: the same", test_grid},
-        {"C_out/G <= 3 and C_in/G >= 16 (out_c1_3 and a grid): igemm on small volumes, "
-         "never the few-output kernel",
+        {"C_out/G <= 4 (out_c1_3 and a grid): the few-output kernel for one group with "
+         "C_in/G >= 16 on small volumes, never the FMA igemm",
          test_fewout_rule},
         {"depthwise: NDHWC to the channels-last kernel, NCDHW to the tile kernel",
          test_depthwise_layouts},

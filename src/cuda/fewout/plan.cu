@@ -5,8 +5,13 @@
 #include <string.h>
 
 #include "plan.h"
+#include "../igemm/plan.h"
 
 namespace ct3d {
+
+/* the implicit-GEMM engine's FMA entry (igemm/launch.cu): this kernel takes
+ * what that entry would take with few output channels */
+extern const cuda_impl cuda_f32_igemm_8x8;
 
 namespace {
 
@@ -194,24 +199,38 @@ bool fewout_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
     return plan_fewout(s, &p, &smem, grid, why, why_size);
 }
 
-/* Never automatically (forced only).  On the H200 (bench/NOTES.md round 11,
- * bench/sweeps/round11.txt) it lost all ten few-output-channel problems it
- * was chosen for: to the phase kernel on large volumes (last_c128to1_32
- * 0.261 vs 0.160 ms tiled, last_c16to3_b4 0.142 vs 0.060 grouped, r153
- * 1.033 vs 0.989) and to the implicit-GEMM engine on small ones, whose
- * cluster split of K also fills the GPU (r124 0.082 vs 0.057, r14 0.066 vs
- * 0.063, r166 0.217 vs 0.183): igemm_preferred takes those now.
- * Pure: the walk passes it over whatever the problem. */
+/* Where the walk takes this kernel for C_out/G <= 4 (it comes before the
+ * implicit-GEMM and phase kernels).  On the H200, `convt3d-bench --random
+ * 200 --seed 3 --all-kernels` (bench/NOTES.md round 12), it was faster than
+ * the implicit-GEMM engine on 21 of the 23 problems of C_out/G <= 4 that
+ * engine took (geomean 2.2x: the engine's output-channel block is then 7/8
+ * empty), and faster than the phase kernel on problems of one group with
+ * C_in/G >= 16 on up to 250,000 positions (8 of 8, 1.05-2.8x: the phase
+ * kernel sums a whole K in one thread; above that, r64 and r125 at 470,000
+ * positions and round 11's last_c128to1_32, the phase kernel's tiles were
+ * faster).  Few input channels a group stay with the phase kernel (it won
+ * most of those; depthwise problems have their own kernels before). */
+constexpr long long kFewOutPhasePositions = 250000;
+
+bool fewout_preferred(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov)
+{
+    char why[160];
+    if (cuda_entry_applicable(cuda_f32_igemm_8x8, s, lim, why, sizeof why) &&
+        !igemm_entry_passed_over(cuda_f32_igemm_8x8, s, lim, ov, why, sizeof why))
+        return true;
+    return s->groups == 1 && s->cig >= 16 && s->n * s->out_spatial <= kFewOutPhasePositions;
+}
+
 bool fewout_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                               const device_limits &lim, const cuda_overrides &ov, char *why,
                               size_t why_size)
 {
     (void)e;
-    (void)s;
-    (void)lim;
-    (void)ov;
-    snprintf(why, why_size, "not automatically: the phase kernel or the implicit-GEMM engine "
-             "was faster on every problem measured (bench/NOTES.md round 11)");
+    if (fewout_preferred(s, lim, ov))
+        return false;
+    snprintf(why, why_size, "automatically where the implicit-GEMM engine would take the "
+             "problem, or for one group with C_in/G >= 16 on <= %lld positions only",
+             kFewOutPhasePositions);
     return true;
 }
 

@@ -344,6 +344,23 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
  * C_in/G >= 16) go to this engine rather than the phase kernel. */
 constexpr long long kIgemmFewOutPositions = 16384;
 
+/* Fewer outputs than the GPU holds threads, each a sum of >= 256 products
+ * a phase (C_in/G x taps a phase), with >= 5 output channels a group (fewer
+ * go to the few-output kernel first): the phase kernel runs each sum in one
+ * thread of few blocks, this engine splits K across a cluster.  On the H200
+ * (`--random 200 --seed 3 --all-kernels`, bench/NOTES.md round 12): r169
+ * (256 -> 11, 12^3) 2.6x faster, r170 3.2x, r82 2.7x, r155 1.6x, r49 even
+ * with the phase kernel's 4-channel tile; r86 (125 -> 16, NDHWC, 200,000
+ * outputs) 1.75x slower. */
+constexpr long long kIgemmLongSum = 256;
+
+static bool few_outputs_long_sums(const convt3d_shape *s, const device_limits &lim)
+{
+    const long long taps = s->k_volume / (s->s[0] * s->s[1] * s->s[2]);
+    return s->cog >= 5 && s->cig * (taps > 1 ? taps : 1) >= kIgemmLongSum &&
+           s->n * s->out_spatial * s->cout <= (long long)lim.num_sms * 2048;
+}
+
 bool igemm_preferred(const convt3d_shape *s, bool phase_takes, const device_limits &lim,
                      char *why, size_t why_size)
 {
@@ -363,6 +380,8 @@ bool igemm_preferred(const convt3d_shape *s, bool phase_takes, const device_limi
      * bench/NOTES.md round 11).  From 65536 positions on (last_c32to1_16)
      * the phase kernel was faster. */
     if (s->cog <= 3 && s->cig >= 16 && s->n * s->out_spatial <= kIgemmFewOutPositions)
+        return true;
+    if (few_outputs_long_sums(s, lim))
         return true;
     if (s->cig < 16 || s->cog < 32) {
         snprintf(why, why_size, "automatically for C_in/G >= 16 and C_out/G >= 32 only "

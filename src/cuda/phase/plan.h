@@ -38,8 +38,15 @@ bool phase_kernel_applies(const convt3d_shape *s, char *why, size_t why_size);
 bool phase_takes(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov);
 
 /* Output channels a thread when the planner chooses for f32 data: 4 for
- * Cog <= 4, else 8 (half data: 8, kHalfPhaseOct). */
-inline int phase_auto_oct(const convt3d_shape *s) { return s->cog <= 4 ? 4 : 8; }
+ * C_out/G <= 16, else 8 (half data: 8, kHalfPhaseOct).  On the H200
+ * (`--random 200 --seed 3 --all-kernels`, bench/NOTES.md round 12), with
+ * 5-16 output channels a group the best 4-channel variant beat the best
+ * 8-channel one on 25 of 27 problems (1.06-2.4x; twice as many threads, and
+ * a block of 8 half empty below 8 channels), kernelbench NDHWC included
+ * (0.237 vs 0.280 ms); from 17 channels on the two split (unet and k4s2p1:
+ * 8 channels 10-12% faster). */
+constexpr long long kPhaseOct4MaxCog = 16;
+inline int phase_auto_oct(const convt3d_shape *s) { return s->cog <= kPhaseOct4MaxCog ? 4 : 8; }
 
 /* The tiling in mode want_all (1 grouped, 0 tiled, -1 the planner's
  * choice) with oct channels a thread (0: phase_auto_oct) and the
