@@ -321,7 +321,11 @@ static void row_ndhwc_pw(const cpu_plan *pl, const cpu_row_job *job)
     if (jlo >= jhi)
         return;
     const int64_t len = jhi - jlo, sw = s->s[2], xs = s->x_stride[4], ys = s->y_stride[4];
-    pw_args a = {.x_step = xs, .cig = s->cig, .cogp = pl->cogp, .y_step = sw * ys, .y_pos = 1};
+    /* one position a row: sw may be near INT64_MAX and sw * ys overflow
+     * (fuzz corpus cpu-phase-len-overflow); with two or more, sw * ys < the
+     * row's length in y */
+    pw_args a = {.x_step = xs, .cig = s->cig, .cogp = pl->cogp, .y_step = len > 1 ? sw * ys : 0,
+                 .y_pos = 1};
     const float *x0 = job->x + job->rt[0].x_off + (jlo + delta) * xs;
     float *y0 = job->y + (jlo * sw + c) * ys;
     for (int64_t oc = 0; oc < s->cog; oc += PW_MAXV * VL) {
