@@ -165,6 +165,17 @@ static oracle judge(const convt3d_problem *p)
         o.allowed |= BIT(CONVT3D_ERR_OVERFLOW);
         return o;
     }
+    /* The contract's per-dimension limit (every value, the output included). */
+    for (int d = 0; d < 3; d++) {
+        const int64_t v[7] = {p->in_size[d], p->kernel[d],   p->stride[d],
+                              p->padding[d], p->dilation[d], p->output_padding[d],
+                              (int64_t)out[d]};
+        for (int i = 0; i < 7; i++)
+            if (v[i] > CONVT3D_MAX_DIM_VALUE) {
+                o.allowed |= BIT(CONVT3D_ERR_OVERFLOW);
+                return o;
+            }
+    }
     for (int d = 0; d < 3; d++)
         o.out[d] = (int64_t)out[d];
     o.x_elems = (int64_t)x, o.y_elems = (int64_t)y, o.w_elems = (int64_t)w;

@@ -64,7 +64,8 @@ typedef enum convt3d_status {
     CONVT3D_ERR_BAD_DILATION,      /* a dilation < 1 */
     CONVT3D_ERR_BAD_LAYOUT,        /* layout is not a convt3d_layout value */
     CONVT3D_ERR_BAD_OUTPUT_SIZE,   /* the formula gives an output size < 1 */
-    CONVT3D_ERR_OVERFLOW,          /* a size or element count overflows int64 */
+    CONVT3D_ERR_OVERFLOW,          /* an element count overflows int64, or a
+                                    * per-dimension value exceeds CONVT3D_MAX_DIM_VALUE */
     CONVT3D_ERR_BAD_DEVICE_STRING, /* a device string that does not parse */
     CONVT3D_ERR_NO_CUDA_SUPPORT,   /* CUDA asked for, library built without it */
     CONVT3D_ERR_NO_DEVICE,         /* no usable GPU, or the ordinal is out of range */
@@ -155,9 +156,15 @@ typedef struct convt3d_problem {
 /* The same defaults for a problem that already exists (e.g. on the heap). */
 CONVT3D_API void convt3d_problem_init(convt3d_problem *problem);
 
+/* The largest in_size, kernel, stride, padding, dilation, output_padding and
+ * output size, per dimension, that a problem may have (larger values are
+ * refused with CONVT3D_ERR_OVERFLOW).  Element counts may go far beyond it. */
+#define CONVT3D_MAX_DIM_VALUE ((int64_t)2147483647)
+
 /* Checks every rule of the contract (sizes >= 1, padding >= 0, channels
  * divisible by groups, output_padding < max(stride, dilation), output size >= 1,
- * no int64 overflow of any element count).  CONVT3D_SUCCESS or the first
+ * no int64 overflow of any element count, no per-dimension value above
+ * CONVT3D_MAX_DIM_VALUE).  CONVT3D_SUCCESS or the first
  * failure, with a message in convt3d_last_error(). */
 CONVT3D_API convt3d_status convt3d_validate(const convt3d_problem *problem);
 

@@ -156,6 +156,32 @@ void convt3d_tensor_strides(convt3d_layout layout, int64_t c, const int64_t dims
     }
 }
 
+/* Every per-dimension value the backends compute with (sizes, kernel, stride,
+ * padding, dilation, output_padding, output size) stays within
+ * CONVT3D_MAX_DIM_VALUE, so that their tiling and phase arithmetic (products
+ * such as stride * kernel, sums of a few such terms) cannot leave int64.  The
+ * element counts, checked above, may still go far beyond it. */
+static convt3d_status check_dim_range(const convt3d_problem *p, const int64_t out[3])
+{
+    for (int d = 0; d < 3; d++) {
+        const struct {
+            const char *name;
+            int64_t v;
+        } f[7] = {{"in_size", p->in_size[d]}, {"kernel", p->kernel[d]},
+                  {"stride", p->stride[d]},   {"padding", p->padding[d]},
+                  {"dilation", p->dilation[d]}, {"output_padding", p->output_padding[d]},
+                  {"output size", out[d]}};
+        for (int i = 0; i < 7; i++)
+            if (f[i].v > CONVT3D_MAX_DIM_VALUE)
+                return convt3d_fail(CONVT3D_ERR_OVERFLOW,
+                                    "%s[%d] (%c)=%lld exceeds %lld, the largest per-dimension "
+                                    "value convt3d supports",
+                                    f[i].name, d, dim_name[d], (long long)f[i].v,
+                                    (long long)CONVT3D_MAX_DIM_VALUE);
+    }
+    return CONVT3D_SUCCESS;
+}
+
 convt3d_status convt3d_shape_from_problem(const convt3d_problem *p, convt3d_shape *shape)
 {
     if (!p)
@@ -186,6 +212,8 @@ convt3d_status convt3d_shape_from_problem(const convt3d_problem *p, convt3d_shap
     if (!mul_ok(p->kernel[0] * p->kernel[1], p->kernel[2], &wk) ||
         !mul_ok(wk, p->in_channels, &one) || !mul_ok(one, p->out_channels / p->groups + 8, &one))
         return convt3d_fail(CONVT3D_ERR_OVERFLOW, "the repacked weight size overflows int64");
+    if ((st = check_dim_range(p, s.out)) != CONVT3D_SUCCESS)
+        return st;
 
     s.n = p->batch;
     s.cin = p->in_channels;

@@ -293,6 +293,88 @@ static void test_int64_overflow_products(void)
     rejected_everywhere(&p, CONVT3D_ERR_OVERFLOW, "of x");
 }
 
+/* Per-dimension values one past CONVT3D_MAX_DIM_VALUE, each named, while the
+ * element counts stay small (stride, dilation, padding) or merely large. */
+static void test_dim_values_above_limit(void)
+{
+    const int64_t L = CONVT3D_MAX_DIM_VALUE;
+    char field[64];
+    for (int d = 0; d < 3; d++) {
+        convt3d_problem p = make_problem(1, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, 0,
+                                         CONVT3D_LAYOUT_NCDHW);
+        p.stride[d] = L + 1; /* in 1: out = 2 whatever the stride */
+        snprintf(field, sizeof field, "stride[%d] (%c)=%lld exceeds", d, "dhw"[d],
+                 (long long)(L + 1));
+        rejected_everywhere(&p, CONVT3D_ERR_OVERFLOW, field);
+
+        p = make_problem(1, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, 0, CONVT3D_LAYOUT_NCDHW);
+        p.dilation[d] = L + 1, p.padding[d] = L / 2; /* out = L + 2 - 2 (L / 2) = 3 */
+        snprintf(field, sizeof field, "dilation[%d]", d);
+        rejected_everywhere(&p, CONVT3D_ERR_OVERFLOW, field);
+
+        p = make_problem(1, 1, 1, 1, 1, 1, 1, 4, 1, 0, 0, 0, CONVT3D_LAYOUT_NCDHW);
+        p.dilation[d] = L, p.padding[d] = L + 1; /* out = 3 L + 1 - 2 (L + 1) = L - 1 */
+        snprintf(field, sizeof field, "padding[%d]", d);
+        rejected_everywhere(&p, CONVT3D_ERR_OVERFLOW, field);
+
+        p = make_problem(1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, CONVT3D_LAYOUT_NCDHW);
+        p.in_size[d] = L + 1;
+        snprintf(field, sizeof field, "in_size[%d]", d);
+        rejected_everywhere(&p, CONVT3D_ERR_OVERFLOW, field);
+
+        p.in_size[d] = 1, p.kernel[d] = L + 1;
+        snprintf(field, sizeof field, "kernel[%d]", d);
+        rejected_everywhere(&p, CONVT3D_ERR_OVERFLOW, field);
+
+        p.in_size[d] = L, p.kernel[d] = 2; /* every input in range, out = L + 1 */
+        snprintf(field, sizeof field, "output size[%d]", d);
+        rejected_everywhere(&p, CONVT3D_ERR_OVERFLOW, field);
+    }
+}
+
+/* Small problems whose stride, dilation or padding sit exactly at
+ * CONVT3D_MAX_DIM_VALUE: every implementation that takes one computes it
+ * like the reference (under UBSan: without signed overflow in its tiling or
+ * phase arithmetic).  GPU implementations skip without a GPU. */
+static void test_dim_values_at_limit(void)
+{
+    const int64_t L = CONVT3D_MAX_DIM_VALUE;
+    convt3d_problem probs[9];
+    int n = 0;
+    for (int d = 0; d < 3; d++) {
+        convt3d_problem p = make_problem(2, 4, 6, 2, 2, 3, 2, 2, 2, 0, 1, 1,
+                                         CONVT3D_LAYOUT_NCDHW);
+        p.in_size[d] = 1, p.stride[d] = L, p.output_padding[d] = 0;
+        probs[n++] = p; /* out 2 in dim d */
+        p.stride[d] = 1, p.kernel[d] = 2, p.dilation[d] = L, p.padding[d] = (L - 1) / 2;
+        probs[n++] = p; /* out L + 1 - (L - 1) = 2 */
+        p.kernel[d] = 3, p.padding[d] = L;
+        probs[n++] = p; /* out 2 L + 1 - 2 L = 1 */
+    }
+    int checked = 0;
+    for (int i = 0; i < n; i++) {
+        CU_ASSERT_EQUAL_FATAL(convt3d_validate(&probs[i]), CONVT3D_SUCCESS);
+        for (int v = 0; v < 4; v++) {
+            convt3d_problem p = probs[i];
+            p.layout = v & 1 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+            p.has_bias = v >> 1;
+            for (int k = 0; k < convt3d_implementation_count(); k++) {
+                const convt3d_device dev = {convt3d_implementation_device(k), 0};
+                const char *name = convt3d_implementation_name(k);
+                if (convt3d_implementation_applies(name, &p, dev, NULL) != CONVT3D_SUCCESS)
+                    continue;
+                const uint64_t seed = test_seed() + (uint64_t)(100 * i + 10 * v + k);
+                const check_result res =
+                    check_implementation(&p, dev, name, seed, HOST_POINTERS, 1e-5);
+                if (!res.skipped)
+                    checked++;
+                assert_check(&res, &p, seed);
+            }
+        }
+    }
+    CU_ASSERT(checked >= 4 * n); /* at least the CPU's choice for each */
+}
+
 static void test_unknown_layout_values(void)
 {
     static const int values[] = {-1, 2, 3, 255, INT_MAX, INT_MIN};
@@ -1088,6 +1170,8 @@ void register_reliability_tests(void)
         {"bad input: negative padding, every dim", test_negative_padding_every_dim},
         {"bad input: output size <= 0, every dim", test_output_size_not_positive_every_dim},
         {"bad input: int64-overflowing products", test_int64_overflow_products},
+        {"bad input: per-dimension values above CONVT3D_MAX_DIM_VALUE", test_dim_values_above_limit},
+        {"edge: stride, dilation, padding at CONVT3D_MAX_DIM_VALUE, every implementation", test_dim_values_at_limit},
         {"bad input: unknown layout values", test_unknown_layout_values},
         {"bad device string \"cuda:-1\"", test_device_string_cuda_minus_1},
         {"bad device string \"gpu\"", test_device_string_gpu},

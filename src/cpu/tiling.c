@@ -252,9 +252,15 @@ int cpu_ndhwc_tr_rows(const convt3d_shape *s, int64_t chunk, cpu_tr_rows *r)
         return 0;
     r->left = cpu_max64(0, -wlo);
     const int64_t right = cpu_max64(0, jlast + whi - (s->in[2] - 1));
+    /* zero margins far wider than the row (a dilated W reach) would make
+     * every cached row mostly zeros, gigabytes of them at the extreme */
+    if (r->left + right > cpu_max64(4096, 4 * s->in[2]))
+        return 0;
     r->row = (r->left + s->in[2] + right + 15) / 16 * 16;
-    /* a row needs nd * nh slots; the rest keep rows the next rows share */
-    r->slots = cpu_max64(1, cpu_max64(nd, 1) * cpu_max64(nh, hhi - hlo + 2));
+    /* a row needs nd * nh slots; the rest keep rows the next rows share
+     * (no more than the input has: a dilated reach can span billions) */
+    const int64_t shared = cpu_min64(hhi - hlo + 2, s->in[1]);
+    r->slots = cpu_max64(1, cpu_max64(nd, 1) * cpu_max64(nh, shared));
     return 1;
 }
 
