@@ -268,6 +268,16 @@ static void pw_fill_row(const cpu_plan *pl, const cpu_row_job *job, int64_t c, i
     }
 }
 
+/* What both row kernels do first: find the reached span, give every other
+ * output of the row its bias; nonzero when the span holds any position. */
+static int pw_row_prologue(const cpu_plan *pl, const cpu_row_job *job, int64_t *c, int64_t *delta,
+                           int64_t *jlo, int64_t *jhi)
+{
+    pw_reached(pl, job, c, delta, jlo, jhi);
+    pw_fill_row(pl, job, *c, *jlo, *jhi);
+    return *jlo < *jhi;
+}
+
 /* Every output channel of a's positions (V vectors) into y (the first
  * channel's outputs): whole tiles, then the tail in tiles of 4, 2 and 1
  * channels. */
@@ -295,9 +305,7 @@ static void row_ncdhw_pw(const cpu_plan *pl, const cpu_row_job *job)
 {
     const convt3d_shape *s = &pl->s;
     int64_t c, delta, jlo, jhi;
-    pw_reached(pl, job, &c, &delta, &jlo, &jhi);
-    pw_fill_row(pl, job, c, jlo, jhi);
-    if (jlo >= jhi)
+    if (!pw_row_prologue(pl, job, &c, &delta, &jlo, &jhi))
         return;
     const int64_t len = jhi - jlo, sw = s->s[2];
     const int V = (int)cpu_min64(PW_MAXV, (len + VL - 1) / VL);
@@ -316,9 +324,7 @@ static void row_ndhwc_pw(const cpu_plan *pl, const cpu_row_job *job)
 {
     const convt3d_shape *s = &pl->s;
     int64_t c, delta, jlo, jhi;
-    pw_reached(pl, job, &c, &delta, &jlo, &jhi);
-    pw_fill_row(pl, job, c, jlo, jhi);
-    if (jlo >= jhi)
+    if (!pw_row_prologue(pl, job, &c, &delta, &jlo, &jhi))
         return;
     const int64_t len = jhi - jlo, sw = s->s[2], xs = s->x_stride[4], ys = s->y_stride[4];
     /* one position a row: sw may be near INT64_MAX and sw * ys overflow
