@@ -131,11 +131,29 @@ unsigned long long next_random()
     return rng_state;
 }
 
-int rand_in(int lo, int hi) { return lo + (int)(next_random() % (unsigned long long)(hi - lo + 1)); }
+int rand_in(int lo, int hi)
+{
+    return (int)(lo + (long long)(next_random() % (unsigned long long)((long long)hi - lo + 1)));
+}
 
 /* A valid problem: up to max_ci / max_co channels a group, sizes 1-9, any
  * kernel, stride, dilation, padding and output padding in small ranges; the
  * W stride at most max_sw and W dilation 1 when w_dilation is false. */
+/* EMULATE_LIMITS set: half the problems get one dim whose stride, dilation
+ * or padding is CONVT3D_MAX_DIM_VALUE (a small output all the same), so that
+ * the kernel bodies' index arithmetic is checked at the contract's edge. */
+void put_dim_at_limit(convt3d_problem *p)
+{
+    const int64_t L = CONVT3D_MAX_DIM_VALUE;
+    const int d = rand_in(0, 2);
+    p->output_padding[d] = 0;
+    switch (rand_in(0, 2)) {
+    case 0: p->in_size[d] = 1, p->stride[d] = L; break;
+    case 1: p->kernel[d] = 2, p->dilation[d] = L, p->padding[d] = (L - 1) / 2; break;
+    default: p->kernel[d] = 3, p->dilation[d] = L, p->padding[d] = L; break;
+    }
+}
+
 convt3d_problem random_problem(int max_ci, int max_co, int max_sw, bool w_dilation,
                                convt3d_layout layout)
 {
@@ -157,6 +175,8 @@ convt3d_problem random_problem(int max_ci, int max_co, int max_sw, bool w_dilati
         }
         p.has_bias = rand_in(0, 1);
         p.layout = layout;
+        if (getenv("EMULATE_LIMITS") && rand_in(0, 1))
+            put_dim_at_limit(&p);
         if (convt3d_validate(&p) == CONVT3D_SUCCESS)
             return p;
     }
@@ -504,6 +524,9 @@ int run_igemm_as(int i, convt3d_dtype type)
             break;
     }
     const problem_data d = make_data(prob, i % 2 == 0, type);
+    char why[160];
+    if (!igemm_applies(&d.s, why, sizeof why))
+        return -1; /* the walk and forced plans refuse it too (EMULATE_LIMITS) */
     const int nd = layout == CONVT3D_LAYOUT_NDHWC;
     g_dilated[nd] += prob.dilation[0] > 1 || prob.dilation[1] > 1 || prob.dilation[2] > 1;
     g_w_dilated[nd] += prob.stride[2] % prob.dilation[2] != 0;
@@ -940,6 +963,22 @@ void ct3d::ct3d_emulate_mma_flush(int tid)
     t_mma_queue.clear();
     ct3d_emulate_sync(); /* everybody has read the fragments */
 }
+
+/* The few-output kernel's walk rule (fewout_preferred, cuda/fewout/plan.cu)
+ * asks the registry whether the implicit-GEMM entry would take a problem;
+ * the emulator links the planners, not the registry or the launchers.  It
+ * checks kernel bodies, not the walk, so the entry stands in as never
+ * applicable (the rule's second clause still runs). */
+namespace ct3d {
+extern const cuda_impl cuda_f32_igemm_8x8;
+const cuda_impl cuda_f32_igemm_8x8 = {};
+bool cuda_entry_applicable(const cuda_impl &, const convt3d_shape *, const device_limits &,
+                           char *why, size_t why_size)
+{
+    snprintf(why, why_size, "not in the emulator");
+    return false;
+}
+} // namespace ct3d
 
 int main(int argc, char **argv)
 {
