@@ -136,9 +136,6 @@ int rand_in(int lo, int hi)
     return (int)(lo + (long long)(next_random() % (unsigned long long)((long long)hi - lo + 1)));
 }
 
-/* A valid problem: up to max_ci / max_co channels a group, sizes 1-9, any
- * kernel, stride, dilation, padding and output padding in small ranges; the
- * W stride at most max_sw and W dilation 1 when w_dilation is false. */
 /* EMULATE_LIMITS set: half the problems get one dim whose stride, dilation
  * or padding is CONVT3D_MAX_DIM_VALUE (a small output all the same), so that
  * the kernel bodies' index arithmetic is checked at the contract's edge. */
@@ -154,6 +151,9 @@ void put_dim_at_limit(convt3d_problem *p)
     }
 }
 
+/* A valid problem: up to max_ci / max_co channels a group, sizes 1-9, any
+ * kernel, stride, dilation, padding and output padding in small ranges; the
+ * W stride at most max_sw and W dilation 1 when w_dilation is false. */
 convt3d_problem random_problem(int max_ci, int max_co, int max_sw, bool w_dilation,
                                convt3d_layout layout)
 {
