@@ -273,6 +273,8 @@ bool check(const problem_data &d, const std::vector<float> &y, const char *what,
 const device_limits kH200 = {232448, 233472, 132};
 
 int g_fewout_chunked; /* fewout problems with several weight chunks */
+int g_fewout_spanning; /* fewout problems whose warps span several slices (NCDHW, ks > 8) */
+int g_fewout_big_chunk; /* fewout problems staging more than 48 KB of weights */
 
 /* A tensor of the problem's type from its f32 values (exact: they are
  * values of the type). */
@@ -805,7 +807,10 @@ void fewout_body(const emu_thread &t)
 /* Returns 1 on failure, 0 on success, -1 when the kernel does not take the
  * problem.  Every third problem has 17-60 input channels a group and 3-5
  * taps a dim at stride 1, so that a weight chunk holds fewer channels than
- * the group (several chunks, a partial last one). */
+ * the group (several chunks, a partial last one); two in six (one of them
+ * with those taps) have 64-256 in one group, so that the small-grid rule
+ * gives 16-128 slices (16 to 2 position slots: a warp spans several
+ * slices), their weights in chunks above 48 KB where the taps are many. */
 int run_fewout(int i)
 {
     const convt3d_layout layout = i % 4 < 2 ? CONVT3D_LAYOUT_NCDHW : CONVT3D_LAYOUT_NDHWC;
@@ -818,6 +823,13 @@ int run_fewout(int i)
             prob.padding[d] = rand_in(0, (int)(prob.dilation[d] * (prob.kernel[d] - 1) / 2));
             prob.output_padding[d] = 0;
         }
+        if (convt3d_validate(&prob) != CONVT3D_SUCCESS)
+            return -1;
+    }
+    if (i % 6 == 1 || i % 6 == 5) {
+        prob.groups = 1;
+        prob.in_channels = rand_in(64, 256);
+        prob.out_channels = rand_in(1, 4);
         if (convt3d_validate(&prob) != CONVT3D_SUCCESS)
             return -1;
     }
@@ -843,6 +855,10 @@ int run_fewout(int i)
              p.chan_fast ? "NDHWC" : "NCDHW", p.cog, p.ks, p.ps, p.ck, p.cig);
     if (p.ck < p.cig)
         g_fewout_chunked++;
+    if (!p.chan_fast && p.ks > 8)
+        g_fewout_spanning++;
+    if (smem > (size_t)kFewSmemMax)
+        g_fewout_big_chunk++;
     return check(d, y, what) ? 0 : 1;
 }
 
@@ -1014,7 +1030,8 @@ int main(int argc, char **argv)
     if (igemm && g_runs)
         printf(" (runs along W: %d, x off alignment in %d)", g_runs, g_runs_off);
     if (fewout)
-        printf(" (%d with several weight chunks)", g_fewout_chunked);
+        printf(" (%d with several weight chunks, %d NCDHW with more than 8 slices, %d with "
+               "chunks above 48 KB)", g_fewout_chunked, g_fewout_spanning, g_fewout_big_chunk);
     if (dwlast)
         printf(" (%d with 4 channels a thread, %d NCDHW, %d dilated along W)", g_dwlast_vec,
                g_dwlast_ncdhw, g_dwlast_dilated_w);

@@ -519,7 +519,9 @@ static void test_igemm_channels(void)
 /* The few-output-channel kernel where it is meant to run: 1-4 output and
  * 16-150 input channels a group, so that several weight chunks (many taps:
  * kernels up to 5 at stride 1), partial chunks and partial tiles occur;
- * both layouts, groups, every third problem dilated. */
+ * both layouts, groups, every third problem dilated; a quarter of them one
+ * group of 64-256 input channels on a small grid (fewout/plan.cu,
+ * slices_for_small_grids). */
 static void test_fewout_channels(void)
 {
     if (skip_without_gpu())
@@ -543,8 +545,18 @@ static void test_fewout_channels(void)
             p.dilation[0] = p.dilation[2] = rng_int(&r, 2, 3);
             p.output_padding[0] = p.output_padding[2] = 0;
         }
+        /* a decoder's last layer on a small volume: 64-256 input channels,
+         * where the small-grid rule takes 16-128 slices (with the stride-1
+         * taps above, weight chunks above 48 KB) */
+        const int wide = i % 8 == 5 || i % 8 == 7;
+        if (wide) {
+            p.groups = 1;
+            p.in_channels = rng_int(&r, 64, 256);
+            p.out_channels = rng_int(&r, 1, 3);
+        }
         convt3d_shape sh;
-        if (convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS || sh.macs > 3e6 ||
+        if (convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS ||
+            sh.macs > (wide ? 2e7 : 3e6) ||
             sh.y_elems > 400000 || !applies("cuda/f32_fewout_ksplit", &p)) {
             i--;
             continue;
@@ -1097,7 +1109,7 @@ static const test_entry gpu_tests[] = {
     {"cuda: random problems, every implementation and tiling forced", test_random_forced},
     {"cuda: edge cases, every implementation", test_edge_cases},
     {"cuda: implicit-GEMM kernel, many channels, each block shape", test_igemm_channels},
-    {"cuda: few-output-channel kernel, C_in/G 16-150, chunks, both layouts", test_fewout_channels},
+    {"cuda: few-output-channel kernel, C_in/G 16-256, chunks, small grids, both layouts", test_fewout_channels},
     {"cuda: channels-last depthwise kernel, channel counts, registry harness",
      test_dwlast_channels},
     {"cuda: every implementation on misaligned device tensors", test_misaligned_pointers},

@@ -52,12 +52,30 @@ cudaError_t fewout_launch(const cuda_plan &k, const convt3d_shape *s, const cuda
     return cudaGetLastError();
 }
 
+/* Small grids stage up to kFewSmemSmallGrid bytes of weights: the cap of
+ * every instantiation is raised to that constant (a later plan never lowers
+ * it under an earlier one's).  The carveout is left to the driver: the body
+ * reads x through L1, which a shared-memory preference would shrink. */
+cudaError_t fewout_prepare(const cuda_plan &k, int smem_optin)
+{
+    (void)smem_optin;
+    if (k.smem_bytes <= (size_t)kFewSmemMax)
+        return cudaSuccess;
+    for (int cog = 1; cog <= kFewMaxCog; cog++) {
+        const cudaError_t err =
+            cudaFuncSetAttribute(few_kernel_for(cog), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 kFewSmemSmallGrid);
+        if (err != cudaSuccess)
+            return err;
+    }
+    return cudaSuccess;
+}
+
 } // namespace
 
-/* 48 KB at most: no shared-memory opt-in to prepare. */
 extern const cuda_impl cuda_f32_fewout_ksplit = {
-    "cuda/f32_fewout_ksplit", nullptr, fewout_entry_applicable, fewout_entry_passed_over,
-    fewout_entry_plan,        nullptr, nullptr,                 fewout_launch,
+    "cuda/f32_fewout_ksplit", nullptr,        fewout_entry_applicable, fewout_entry_passed_over,
+    fewout_entry_plan,        fewout_prepare, nullptr,                 fewout_launch,
     fewout_entry_describe};
 
 } // namespace ct3d

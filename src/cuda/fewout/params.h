@@ -22,8 +22,10 @@
  *
  * Thread mapping: NCDHW, positions fastest (consecutive lanes read x at
  * consecutive W inputs of one row; the weights, the same for the warp, are
- * one broadcast 16-byte load a tap); NDHWC, slices fastest (consecutive
- * lanes read consecutive channels of one input position).  The weights of a
+ * one broadcast 16-byte load a tap; where small grids take more than 8
+ * slices, a warp spans 32 / ps slices, whose weights are that many
+ * neighbouring float4s, no bank conflict); NDHWC, slices fastest
+ * (consecutive lanes read consecutive channels of one input position).  The weights of a
  * chunk of input channels for the phase's taps are staged in shared memory
  * [tap][channel][4] (packed at planning with ocb 4: a tap's channels are one
  * float4).  x is read through the read-only cache (each input is read by
@@ -42,6 +44,10 @@ constexpr int kFewMaxCog = 4;      /* output channels a group (one float4 of wei
 constexpr int kFewMaxPhases = 64;  /* sd * sh * sw: the tile table below */
 constexpr int kFewMaxTaps = 8;     /* taps of one dim's phase: 8 bits of a mask */
 constexpr int kFewSmemMax = 48 * 1024; /* no opt-in needed */
+/* Small grids only (plan.cu, slices_for_small_grids): more slices stage more
+ * weights at once; the entry's prepare raises the kernels' cap to this, and
+ * every sm_90 device allows it (227 KB). */
+constexpr int kFewSmemSmallGrid = 96 * 1024;
 
 /* One dim's phase r: its taps (k0 + t * kstep, reading input q - m0 - t * dm)
  * and outputs (q in [qlo, qlo + qcount)), with the divisor of qcount. */

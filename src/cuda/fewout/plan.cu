@@ -16,8 +16,6 @@ extern const cuda_impl cuda_f32_igemm_8x8;
 namespace {
 
 constexpr long long kGridY = 65535;
-/* (input channel, tap) pairs of weights one chunk stages (float4 each) */
-constexpr int kFewChunkPairs = kFewSmemMax / 16;
 
 /* Whether every x offset the body forms fits an int: a thread's offsets
  * of tap 0 (inputs below 0 or past the end included, for taps that do not
@@ -101,6 +99,47 @@ bool fill_dim(const convt3d_shape *s, int d, few_params *p, int *tmax)
     return true;
 }
 
+/* Staged weight channels a slice: a chunk of `bytes` holds bytes / 16
+ * (input channel, tap) pairs, a float4 each. */
+long long chunk_channels_a_slice(int tmax, int ks, int bytes)
+{
+    return bytes / 16 / (tmax > 0 ? tmax : 1) / ks;
+}
+
+/* Blocks of a group: each phase's positions in tiles of tile_pos. */
+long long phase_tiles(const long long *count, int nphases, int tile_pos)
+{
+    long long tiles = 0;
+    for (int ph = 0; ph < nphases; ph++)
+        tiles += ceil_div(count[ph], tile_pos);
+    return tiles;
+}
+
+/* Small problems (a decoder's last layer on a small volume, C_in/G 64-256
+ * to 1-3 channels with 27-125 taps: 4-30 blocks at 8 slices) leave most
+ * multiprocessors idle while each thread runs a long serial sum.  More
+ * slices shrink the tile (ps = 256 / ks position slots) and so multiply the
+ * blocks; each doubling halves a thread's sum and doubles the slices the
+ * final add reads.  Doubled until the grid reaches kFewFullGrid blocks,
+ * while a slice keeps 2 input channels or more and one channel a slice of
+ * the phase's taps fits a weight chunk of kFewSmemSmallGrid bytes (twice
+ * the usual: with fewer blocks than the GPU holds, their shared memory
+ * limits nothing; 75-125 taps would stop at 16-32 slices in 48 KB).  kFewFullGrid is 4 blocks on each
+ * of 132 multiprocessors (the H200's), a constant rather than the device's
+ * count, so that a problem sums in the same order, with the same bits, on
+ * every GPU. */
+constexpr long long kFewFullGrid = 4 * 132;
+
+int slices_for_small_grids(const convt3d_shape *s, int tmax, int ks, const long long *count,
+                           int nphases)
+{
+    while (ks * 2 <= kFewThreads && ks * 4 <= s->cig &&
+           chunk_channels_a_slice(tmax, ks * 2, kFewSmemSmallGrid) >= 1 &&
+           phase_tiles(count, nphases, kFewThreads / ks * kFewR) * s->groups < kFewFullGrid)
+        ks *= 2;
+    return ks;
+}
+
 } // namespace
 
 bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned grid[2],
@@ -144,36 +183,40 @@ bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned
         p.ks = 8;
     /* The weight chunk: as many slices' channels as fit in shared memory
      * (fewer slices where not even one channel a slice does). */
-    long long per_slice = kFewChunkPairs / (tmax > 0 ? tmax : 1) / p.ks;
-    while (per_slice < 1 && p.ks > 1) {
+    while (chunk_channels_a_slice(tmax, p.ks, kFewSmemMax) < 1 && p.ks > 1)
         p.ks /= 2;
-        per_slice = kFewChunkPairs / (tmax > 0 ? tmax : 1) / p.ks;
-    }
-    p.ps = kFewThreads / p.ks;
-    p.lks = log2_of(p.ks);
-    p.lps = log2_of(p.ps);
-    if (per_slice < 1) {
+    if (chunk_channels_a_slice(tmax, p.ks, kFewSmemMax) < 1) {
         snprintf(why, why_size, "a phase's %d taps x %d slices of weights exceed %d bytes of "
                  "shared memory", tmax, p.ks, kFewSmemMax);
         return false;
     }
-    const long long need = ceil_div(s->cig, p.ks);
+    p.nphases = (int)(s->s[0] * s->s[1] * s->s[2]);
+    long long count[kFewMaxPhases];
+    for (int ph = 0; ph < p.nphases; ph++) {
+        const int rw = ph % p.s[2], rh = ph / p.s[2] % p.s[1], rd = ph / (p.s[2] * p.s[1]);
+        count[ph] = s->n * (long long)p.ph[0][rd].e.qcount * p.ph[1][rh].e.qcount *
+                    p.ph[2][rw].e.qcount;
+    }
+    p.ks = slices_for_small_grids(s, tmax, p.ks, count, p.nphases);
+    p.ps = kFewThreads / p.ks;
+    p.lks = log2_of(p.ks);
+    p.lps = log2_of(p.ps);
+    /* the usual 48 KB chunk, unless the small-grid slices need more */
+    const int budget = chunk_channels_a_slice(tmax, p.ks, kFewSmemMax) >= 1 ? kFewSmemMax
+                                                                            : kFewSmemSmallGrid;
+    const long long per_slice = chunk_channels_a_slice(tmax, p.ks, budget),
+                    need = ceil_div(s->cig, p.ks);
     p.ck = (int)(p.ks * (per_slice < need ? per_slice : need));
 
     /* The grid: each phase's tiles, phases in table order. */
-    const int tile_pos = p.ps * kFewR;
-    p.nphases = (int)(s->s[0] * s->s[1] * s->s[2]);
-    long long tiles = 0;
-    for (int ph = 0; ph < p.nphases; ph++) {
-        const int rw = ph % p.s[2], rh = ph / p.s[2] % p.s[1], rd = ph / (p.s[2] * p.s[1]);
-        const long long count = s->n * (long long)p.ph[0][rd].e.qcount * p.ph[1][rh].e.qcount *
-                                p.ph[2][rw].e.qcount;
-        p.tile0[ph] = (int)tiles;
-        tiles += ceil_div(count, tile_pos);
-        if (tiles >= (1LL << 31)) {
-            snprintf(why, why_size, "more than 2^31 tiles");
-            return false;
-        }
+    const long long tiles = phase_tiles(count, p.nphases, p.ps * kFewR);
+    if (tiles >= (1LL << 31)) {
+        snprintf(why, why_size, "more than 2^31 tiles");
+        return false;
+    }
+    for (int ph = 0, t = 0; ph < p.nphases; ph++) {
+        p.tile0[ph] = t;
+        t += (int)ceil_div(count[ph], p.ps * kFewR);
     }
     for (int ph = p.nphases; ph <= kFewMaxPhases; ph++)
         p.tile0[ph] = (int)tiles; /* the block's phase search stops at the end */
@@ -188,15 +231,26 @@ bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned
 
 /* ---- the registry entry's host side ------------------------------------- */
 
+/* Whether the device lets a block have the plan's shared memory (above
+ * 48 KB only for small grids, kFewSmemSmallGrid). */
+bool smem_fits(size_t smem, const device_limits &lim, char *why, size_t why_size)
+{
+    if (smem <= (size_t)kFewSmemMax || smem <= (size_t)lim.smem_optin)
+        return true;
+    snprintf(why, why_size, "%zu B of shared memory a block, above the device's %d", smem,
+             lim.smem_optin);
+    return false;
+}
+
 bool fewout_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
                              const device_limits &lim, char *why, size_t why_size)
 {
     (void)e;
-    (void)lim;
     few_params p;
     size_t smem;
     unsigned grid[2];
-    return plan_fewout(s, &p, &smem, grid, why, why_size);
+    return plan_fewout(s, &p, &smem, grid, why, why_size) &&
+           smem_fits(smem, lim, why, why_size);
 }
 
 /* Where the walk takes this kernel for C_out/G <= 4 (it comes before the
@@ -239,12 +293,12 @@ bool fewout_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_
                        size_t why_size)
 {
     (void)e;
-    (void)lim;
     (void)ov;
     (void)mode;
     fewout_plan *fp = family_params<fewout_plan>(*k);
     memset(fp, 0, sizeof *fp);
-    if (!plan_fewout(s, &fp->p, &k->smem_bytes, fp->grid, why, why_size))
+    if (!plan_fewout(s, &fp->p, &k->smem_bytes, fp->grid, why, why_size) ||
+        !smem_fits(k->smem_bytes, lim, why, why_size))
         return false;
     /* a tap's C_out/G <= 4 weights are one float4: ocb 4, one block */
     k->ocb = 4;
