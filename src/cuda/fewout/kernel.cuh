@@ -111,40 +111,18 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
                     CT3D_UNROLL
                     for (int j = 0; j < kFewR; j++)
                         row |= ((mask[j] >> td) & (mask[j] >> (8 + th)) & 1u) << j;
-                    /* kFewTapGroup W taps at a time, their x loads all
-                     * issued before their FMAs: each load feeds only COG
-                     * FMAs, so a warp must keep many loads in flight (one
-                     * tap at a time, the loop waited on L1 once a tap). */
-                    for (int tw0 = 0; tw0 < tw_n; tw0 += kFewTapGroup) {
-                        float v[kFewTapGroup][kFewR];
-                        unsigned live = 0; /* bit u * kFewR + j: tap tw0 + u of position j */
+                    for (int tw = 0; tw < tw_n; tw++, wt += wpitch) {
+                        const float4 w4 = *reinterpret_cast<const float4 *>(wt);
+                        const float wv[4] = {w4.x, w4.y, w4.z, w4.w};
+                        const int off = off_dh + tw * p.xstep[2];
                         CT3D_UNROLL
-                        for (int u = 0; u < kFewTapGroup; u++) {
-                            const int tw = tw0 + u;
-                            const int off = off_dh + tw * p.xstep[2];
-                            CT3D_UNROLL
-                            for (int j = 0; j < kFewR; j++) {
-                                const bool in =
-                                    tw < tw_n && ((row >> j) & (mask[j] >> (16 + tw)) & 1u);
-                                v[u][j] = in ? CT3D_LDG(xc + (xo[j] - off)) : 0.0f;
-                                live |= (unsigned)in << (u * kFewR + j);
+                        for (int j = 0; j < kFewR; j++)
+                            if ((row >> j) & (mask[j] >> (16 + tw)) & 1u) {
+                                const float v = CT3D_LDG(xc + (xo[j] - off));
+                                CT3D_UNROLL
+                                for (int o = 0; o < COG; o++)
+                                    acc[j][o] = fmaf(v, wv[o], acc[j][o]);
                             }
-                        }
-                        CT3D_UNROLL
-                        for (int u = 0; u < kFewTapGroup; u++) {
-                            if (tw0 + u >= tw_n)
-                                break;
-                            const float4 w4 =
-                                *reinterpret_cast<const float4 *>(wt + u * wpitch);
-                            const float wv[4] = {w4.x, w4.y, w4.z, w4.w};
-                            CT3D_UNROLL
-                            for (int j = 0; j < kFewR; j++)
-                                if ((live >> (u * kFewR + j)) & 1u)
-                                    CT3D_UNROLL
-                                    for (int o = 0; o < COG; o++)
-                                        acc[j][o] = fmaf(v[u][j], wv[o], acc[j][o]);
-                        }
-                        wt += (tw_n - tw0 < kFewTapGroup ? tw_n - tw0 : kFewTapGroup) * wpitch;
                     }
                 }
         }

@@ -10,13 +10,12 @@ namespace ct3d {
 
 namespace {
 
-/* 256 threads, 3 blocks a multiprocessor at least (<= 80 registers; CUDA
- * 13, sm_90: 78-80, 8 bytes spilled for C_out/G 3 and 4; at 64 registers
- * the grouped tap loads spilled 12-84 bytes): the body holds 4 x C_out/G
- * sums, 4 offsets, 4 masks and the x values of 4 W taps for 4 positions,
- * loaded together so that each warp keeps 16 L1 loads in flight. */
+/* 256 threads, 4 blocks a multiprocessor at least (<= 64 registers; CUDA 13,
+ * sm_90: 74-87 unbounded, 4 bytes spilled for C_out/G 2 and 3 at 64): the
+ * body holds 4 x C_out/G sums, 4 offsets and 4 masks, and each warp waits on
+ * L1 loads, so it wants many warps. */
 template <int COG>
-__global__ void __launch_bounds__(kFewThreads, 3) fewout_kernel(const few_params p)
+__global__ void __launch_bounds__(kFewThreads, 4) fewout_kernel(const few_params p)
 {
     extern __shared__ __align__(16) float smem[];
     few_block<COG>(p, smem, threadIdx.x, blockIdx.x, blockIdx.y);

@@ -43,7 +43,6 @@ constexpr int kFewR = 4;           /* positions a thread */
 constexpr int kFewMaxCog = 4;      /* output channels a group (one float4 of weights) */
 constexpr int kFewMaxPhases = 64;  /* sd * sh * sw: the tile table below */
 constexpr int kFewMaxTaps = 8;     /* taps of one dim's phase: 8 bits of a mask */
-constexpr int kFewTapGroup = 4;    /* W taps whose x loads a thread issues together */
 constexpr int kFewSmemMax = 48 * 1024; /* no opt-in needed */
 /* Small grids only (plan.cu, slices_for_small_grids): more slices stage more
  * weights at once; the entry's prepare raises the kernels' cap to this, and
