@@ -275,6 +275,8 @@ const device_limits kH200 = {232448, 233472, 132};
 int g_fewout_chunked; /* fewout problems with several weight chunks */
 int g_fewout_spanning; /* fewout problems whose warps span several slices (NCDHW, ks > 8) */
 int g_fewout_big_chunk; /* fewout problems staging more than 48 KB of weights */
+int g_fewout_th[kFewMaxTaps + 1]; /* fewout problems by the body's H window (TH) */
+int g_fewout_h_step;  /* fewout problems whose H taps are dm > 1 rows apart */
 
 /* A tensor of the problem's type from its f32 values (exact: they are
  * values of the type). */
@@ -793,15 +795,30 @@ struct few_emu {
     unsigned grid[2];
 };
 
-template <int COG>
+template <int COG, int TH>
 void fewout_body(const emu_thread &t)
 {
     const few_emu &e = *static_cast<const few_emu *>(t.params);
     for (unsigned g = 0; g < e.grid[1]; g++)
         for (unsigned x = 0; x < e.grid[0]; x++) {
-            few_block<COG>(*e.p, t.smem[0], t.tid, (int)x, (int)g);
+            few_block<COG, TH>(*e.p, t.smem[0], t.tid, (int)x, (int)g);
             ct3d_emulate_sync(); /* as the __global__ entry between blocks */
         }
+}
+
+template <int COG>
+emu_body fewout_body_th(int th)
+{
+    return th == kFewThSizes[0]   ? fewout_body<COG, kFewThSizes[0]>
+           : th == kFewThSizes[1] ? fewout_body<COG, kFewThSizes[1]>
+           : th == kFewThSizes[2] ? fewout_body<COG, kFewThSizes[2]>
+                                  : fewout_body<COG, kFewThSizes[3]>;
+}
+
+emu_body fewout_body_for(int cog, int th)
+{
+    return cog == 1 ? fewout_body_th<1>(th) : cog == 2 ? fewout_body_th<2>(th)
+           : cog == 3 ? fewout_body_th<3>(th) : fewout_body_th<4>(th);
 }
 
 /* Returns 1 on failure, 0 on success, -1 when the kernel does not take the
@@ -840,8 +857,7 @@ int run_fewout(int i)
     char why[160];
     if (!plan_fewout(&d.s, &p, &smem, e.grid, why, sizeof why))
         return -1;
-    emu_body body = p.cog == 1 ? fewout_body<1> : p.cog == 2 ? fewout_body<2>
-                    : p.cog == 3 ? fewout_body<3> : fewout_body<4>;
+    emu_body body = fewout_body_for(p.cog, p.th);
     std::vector<float> w = pack_weights(d, 4, 1);
     std::vector<float> y(d.s.y_elems, NAN);
     p.x = d.x.data();
@@ -851,8 +867,12 @@ int run_fewout(int i)
     e.p = &p;
     emulate_cluster(1, kFewThreads, smem / sizeof(float), body, &e);
     char what[128];
-    snprintf(what, sizeof what, "fewout %s cog %d, %d slices x %d slots, chunk %d of %d",
-             p.chan_fast ? "NDHWC" : "NCDHW", p.cog, p.ks, p.ps, p.ck, p.cig);
+    snprintf(what, sizeof what, "fewout %s cog %d, %d slices x %d slots, chunk %d of %d, "
+             "window of %d H taps, H step %d", p.chan_fast ? "NDHWC" : "NCDHW", p.cog, p.ks,
+             p.ps, p.ck, p.cig, p.th, p.dm[1]);
+    g_fewout_th[p.th]++;
+    if (p.dm[1] > 1)
+        g_fewout_h_step++;
     if (p.ck < p.cig)
         g_fewout_chunked++;
     if (!p.chan_fast && p.ks > 8)
@@ -1031,7 +1051,9 @@ int main(int argc, char **argv)
         printf(" (runs along W: %d, x off alignment in %d)", g_runs, g_runs_off);
     if (fewout)
         printf(" (%d with several weight chunks, %d NCDHW with more than 8 slices, %d with "
-               "chunks above 48 KB)", g_fewout_chunked, g_fewout_spanning, g_fewout_big_chunk);
+               "chunks above 48 KB, %d with H taps dm > 1 rows apart; H windows of 2/3/5/8 "
+               "taps: %d/%d/%d/%d)", g_fewout_chunked, g_fewout_spanning, g_fewout_big_chunk,
+               g_fewout_h_step, g_fewout_th[2], g_fewout_th[3], g_fewout_th[5], g_fewout_th[8]);
     if (dwlast)
         printf(" (%d with 4 channels a thread, %d NCDHW, %d dilated along W)", g_dwlast_vec,
                g_dwlast_ncdhw, g_dwlast_dilated_w);

@@ -1,5 +1,5 @@
 /* The few-output-channel kernel's __global__ wrapper, its instantiations
- * (C_out/G 1 to 4), its launch and the family's registry entry (params.h;
+ * (C_out/G 1 to 4 x the H window's kFewThSizes), its launch and the family's registry entry (params.h;
  * body in kernel.cuh; host side in plan.cu). */
 #include "../common/launch_util.h"
 #include "../registry.h"
@@ -11,25 +11,38 @@ namespace ct3d {
 namespace {
 
 /* 256 threads, 4 blocks a multiprocessor at least (<= 64 registers; CUDA 13,
- * sm_90: 74-87 unbounded, 4 bytes spilled for C_out/G 2 and 3 at 64): the
- * body holds 4 x C_out/G sums, 4 offsets and 4 masks, and each warp waits on
- * L1 loads, so it wants many warps. */
-template <int COG>
+ * sm_90: no spill at any COG and TH): the body holds 4 x C_out/G sums and a
+ * window of TH + 3 inputs, and each warp waits on L1 loads, so it wants
+ * many warps. */
+template <int COG, int TH>
 __global__ void __launch_bounds__(kFewThreads, 4) fewout_kernel(const few_params p)
 {
     extern __shared__ __align__(16) float smem[];
-    few_block<COG>(p, smem, threadIdx.x, blockIdx.x, blockIdx.y);
+    few_block<COG, TH>(p, smem, threadIdx.x, blockIdx.x, blockIdx.y);
 }
 
 typedef void (*few_fn)(const few_params);
 
-few_fn few_kernel_for(int cog)
+template <int COG>
+few_fn few_kernel_th(int th)
+{
+    switch (th) {
+    case kFewThSizes[0]: return fewout_kernel<COG, kFewThSizes[0]>;
+    case kFewThSizes[1]: return fewout_kernel<COG, kFewThSizes[1]>;
+    case kFewThSizes[2]: return fewout_kernel<COG, kFewThSizes[2]>;
+    case kFewThSizes[3]: return fewout_kernel<COG, kFewThSizes[3]>;
+    default: return nullptr;
+    }
+}
+static_assert(kFewThCount == 4, "few_kernel_th names every window size");
+
+few_fn few_kernel_for(int cog, int th)
 {
     switch (cog) {
-    case 1: return fewout_kernel<1>;
-    case 2: return fewout_kernel<2>;
-    case 3: return fewout_kernel<3>;
-    case 4: return fewout_kernel<4>;
+    case 1: return few_kernel_th<1>(th);
+    case 2: return few_kernel_th<2>(th);
+    case 3: return few_kernel_th<3>(th);
+    case 4: return few_kernel_th<4>(th);
     default: return nullptr;
     }
 }
@@ -44,7 +57,7 @@ cudaError_t fewout_launch(const cuda_plan &k, const convt3d_shape *s, const cuda
     p.w = a.w;
     p.bias = a.bias;
     p.y = a.y;
-    const few_fn fn = few_kernel_for(p.cog);
+    const few_fn fn = few_kernel_for(p.cog, p.th);
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
     const dim3 grid(fp.grid[0], fp.grid[1]);
@@ -61,13 +74,15 @@ cudaError_t fewout_prepare(const cuda_plan &k, int smem_optin)
     (void)smem_optin;
     if (k.smem_bytes <= (size_t)kFewSmemMax)
         return cudaSuccess;
-    for (int cog = 1; cog <= kFewMaxCog; cog++) {
-        const cudaError_t err =
-            cudaFuncSetAttribute(few_kernel_for(cog), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 kFewSmemSmallGrid);
-        if (err != cudaSuccess)
-            return err;
-    }
+    for (int cog = 1; cog <= kFewMaxCog; cog++)
+        for (int i = 0; i < kFewThCount; i++) {
+            const cudaError_t err =
+                cudaFuncSetAttribute(few_kernel_for(cog, kFewThSizes[i]),
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     kFewSmemSmallGrid);
+            if (err != cudaSuccess)
+                return err;
+        }
     return cudaSuccess;
 }
 

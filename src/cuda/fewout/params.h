@@ -10,26 +10,36 @@
  * while the GPU idles (a decoder's last layer: 262k outputs of 1024 MACs).
  * Here the threads go over positions and the K sum is split instead.
  *
- * A block owns one group and one tile of ps * kFewR positions of one
- * stride phase (rd, rh, rw): ps position slots x kFewR positions a slot,
- * all C_out/G channels of each.  Its kFewThreads threads are ks reduction
- * slices x ps slots; slice k sums input channels k, k + ks, ... over every
- * tap of the phase, into kFewR x C_out/G registers.  The slices' partial
- * sums meet in shared memory and one thread adds them, slice 0 first, and
- * the bias last: a fixed order, so the output is bitwise deterministic,
- * with no atomics and no workspace.  Every output of the phase tile is
- * written exactly once, bias (or 0) where no tap reaches it.
+ * A block owns one group and one tile of ps position groups of one stride
+ * phase (rd, rh, rw).  A position group is kFewR outputs of the phase that
+ * differ only in H, dm apart (q_h = q0, q0 + dm, ...; dm the phase's input
+ * step between H taps): output j's H tap th reads input row i0 + (j - th) *
+ * dm, so the kFewR outputs' th_n H taps read only kFewR + th_n - 1 rows.  A
+ * thread loads that window of x into registers once for each (channel, D
+ * tap, W tap) and feeds every H tap of every output from it: up to kFewR *
+ * th_n * C_out/G FMAs for kFewR + th_n - 1 loads (round 14 measured the one
+ * load a FMA of the previous body at ~30 issued instructions a warp's FMA).
+ * Its kFewThreads threads are ks reduction slices x ps slots; slice k sums
+ * input channels k, k + ks, ... over every tap of the phase, into kFewR x
+ * C_out/G registers.  The slices' partial sums meet in shared memory and
+ * one thread adds them, slice 0 first, and the bias last: a fixed order, so
+ * the output is bitwise deterministic, with no atomics and no workspace.
+ * Every output of the phase tile is written exactly once, bias (or 0) where
+ * no tap reaches it.  Rows outside x enter the window as 0: a tap that
+ * reaches no input adds 0 x w (so an Inf or NaN weight makes NaN there too,
+ * where the reference skips the tap; finite weights give the same values).
  *
- * Thread mapping: NCDHW, positions fastest (consecutive lanes read x at
- * consecutive W inputs of one row; the weights, the same for the warp, are
- * one broadcast 16-byte load a tap; where small grids take more than 8
- * slices, a warp spans 32 / ps slices, whose weights are that many
- * neighbouring float4s, no bank conflict); NDHWC, slices fastest
- * (consecutive lanes read consecutive channels of one input position).  The weights of a
- * chunk of input channels for the phase's taps are staged in shared memory
- * [tap][channel][4] (packed at planning with ocb 4: a tap's channels are one
- * float4).  x is read through the read-only cache (each input is read by
- * the phase's taps of neighbouring outputs, which L1 serves).
+ * Thread mapping: NCDHW, slots fastest, W fastest among a slot's groups
+ * (consecutive lanes read x at consecutive W inputs of one row; the
+ * weights, the same for the warp, are one broadcast 16-byte load a tap;
+ * where small grids take more than 8 slices, a warp spans 32 / ps slices,
+ * whose weights are that many neighbouring float4s, no bank conflict);
+ * NDHWC, slices fastest (consecutive lanes read consecutive channels of one
+ * input position).  The weights of a chunk of input channels for the
+ * phase's taps are staged in shared memory [tap][channel][4] (packed at
+ * planning with ocb 4: a tap's channels are one float4).  x is read through
+ * the read-only cache (each input is read by the phase's taps of
+ * neighbouring outputs, which L1 serves).
  * Body: kernel.cuh; launch: launch.cu; planning: plan.cu. */
 #ifndef CONVT3D_CUDA_FEWOUT_PARAMS_H
 #define CONVT3D_CUDA_FEWOUT_PARAMS_H
@@ -39,10 +49,18 @@
 namespace ct3d {
 
 constexpr int kFewThreads = 256;
-constexpr int kFewR = 4;           /* positions a thread */
+constexpr int kFewR = 4;           /* positions a thread: a group along H */
 constexpr int kFewMaxCog = 4;      /* output channels a group (one float4 of weights) */
 constexpr int kFewMaxPhases = 64;  /* sd * sh * sw: the tile table below */
 constexpr int kFewMaxTaps = 8;     /* taps of one dim's phase: 8 bits of a mask */
+/* The body is compiled for TH H taps a phase at most, TH one of these
+ * (params.h's window: rows (u - (TH - 1)) * dm from a group's first output's
+ * tap-0 row, u < TH + kFewR - 1; output j's tap th is u = j - th + TH - 1).
+ * A window sized for the problem, not for kFewMaxTaps, issues no loads for
+ * rows no tap reads (round 14: at 8 taps' window, 11 predicated loads for
+ * a 3-tap phase's 6). */
+constexpr int kFewThSizes[] = {2, 3, 5, 8};
+constexpr int kFewThCount = 4;
 constexpr int kFewSmemMax = 48 * 1024; /* no opt-in needed */
 /* Small grids only (plan.cu, slices_for_small_grids): more slices stage more
  * weights at once; the entry's prepare raises the kernels' cap to this, and
@@ -74,6 +92,11 @@ struct few_params {
     int chan_fast;    /* NDHWC: slices are the fastest thread index */
     int ck;           /* input channels a staged weight chunk (a multiple of ks) */
     int tmax;         /* the most taps of a phase: the staged chunk's pitch is ck */
+    int th;           /* the body's TH: the smallest of kFewThSizes >= every H phase's taps */
+    /* H phase r: gh_count[r] position groups (dm * ceil(qcount / (kFewR *
+     * dm)), 0 without outputs), dv_gh[r] dividing by it */
+    int gh_count[kMaxPhaseStride];
+    fdiv dv_gh[kMaxPhaseStride];
 };
 
 } // namespace ct3d

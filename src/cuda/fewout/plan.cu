@@ -17,12 +17,15 @@ namespace {
 
 constexpr long long kGridY = 65535;
 
-/* Whether every x offset the body forms fits an int: a thread's offsets
- * of tap 0 (inputs below 0 or past the end included, for taps that do not
- * reach them) and those minus a tap's shift.  Int offsets keep 4 a thread
- * in 4 registers. */
+/* Whether every x offset the body forms fits an int: a thread's offset of
+ * tap 0 (inputs below 0 or past the end included, for taps that do not
+ * reach them) and those minus a tap's shift; in H, the group's window runs
+ * from kFewMaxTaps - 1 steps of dm before its first output's row to kFewR
+ * steps past its last group's (params.h).  Int offsets keep a thread's
+ * window addresses in few registers. */
 bool x_offsets_fit_int(const convt3d_shape *s)
 {
+    const long long lim = 1LL << 31;
     long long most = (s->n - 1) * s->x_stride[0] + (s->cin - 1) * s->x_stride[1];
     for (int d = 0; d < 3; d++) {
         long long reach = 0;
@@ -30,15 +33,19 @@ bool x_offsets_fit_int(const convt3d_shape *s)
             const convt3d_phase c = convt3d_phase_of(s, d, r);
             if (c.qcount == 0)
                 continue;
-            const long long lo = c.qlo - c.m0 - (c.taps > 0 ? (c.taps - 1) * c.dm : 0),
-                            hi = c.qlo + c.qcount - 1 - c.m0;
+            const long long back = d == 1 ? kFewMaxTaps - 1 : (c.taps > 0 ? c.taps - 1 : 0),
+                            ahead = d == 1 ? 2LL * kFewR : 0;
+            const long long lo = c.qlo - c.m0 - back * c.dm,
+                            hi = c.qlo + c.qcount - 1 - c.m0 + ahead * c.dm;
             const long long m = (lo < 0 ? -lo : lo) > (hi < 0 ? -hi : hi) ? (lo < 0 ? -lo : lo)
                                                                            : (hi < 0 ? -hi : hi);
             reach = m > reach ? m : reach;
         }
+        if (reach >= lim || (s->x_stride[2 + d] > 0 && reach * 2 >= lim / s->x_stride[2 + d]))
+            return false;
         most += reach * s->x_stride[2 + d] * 2; /* the offset and a tap's shift */
     }
-    return most < (1LL << 31);
+    return most < lim;
 }
 
 /* The problems the kernel takes before any tiling: channels, int sizes,
@@ -71,7 +78,8 @@ bool fewout_shape_ok(const convt3d_shape *s, char *why, size_t why_size)
                  (long long)s->x_elems);
         return false;
     }
-    /* positions of a phase, and a tile past them, are int */
+    /* positions of a phase, and a tile past them, are int (position groups
+     * are checked where they are counted) */
     if (s->n * s->out_spatial >= (1LL << 31) - kFewThreads * kFewR) {
         snprintf(why, why_size, "%lld output positions, too many for int indexing",
                  (long long)(s->n * s->out_spatial));
@@ -95,6 +103,14 @@ bool fill_dim(const convt3d_shape *s, int d, few_params *p, int *tmax)
             return false;
         f.dv_q = fdiv_make(f.e.qcount > 0 ? f.e.qcount : 1);
         *tmax = f.e.taps > *tmax ? f.e.taps : *tmax;
+        if (d == 1) {
+            const long long dm = c0.dm,
+                            groups = dm * ceil_div(f.e.qcount, kFewR * dm);
+            if (groups >= (1LL << 31))
+                return false;
+            p->gh_count[r] = (int)groups;
+            p->dv_gh[r] = fdiv_make(groups > 0 ? (unsigned)groups : 1u);
+        }
     }
     return true;
 }
@@ -106,12 +122,12 @@ long long chunk_channels_a_slice(int tmax, int ks, int bytes)
     return bytes / 16 / (tmax > 0 ? tmax : 1) / ks;
 }
 
-/* Blocks of a group: each phase's positions in tiles of tile_pos. */
-long long phase_tiles(const long long *count, int nphases, int tile_pos)
+/* Blocks of a group: each phase's position groups in tiles of `slots`. */
+long long phase_tiles(const long long *count, int nphases, int slots)
 {
     long long tiles = 0;
     for (int ph = 0; ph < nphases; ph++)
-        tiles += ceil_div(count[ph], tile_pos);
+        tiles += ceil_div(count[ph], slots);
     return tiles;
 }
 
@@ -135,7 +151,7 @@ int slices_for_small_grids(const convt3d_shape *s, int tmax, int ks, const long 
 {
     while (ks * 2 <= kFewThreads && ks * 4 <= s->cig &&
            chunk_channels_a_slice(tmax, ks * 2, kFewSmemSmallGrid) >= 1 &&
-           phase_tiles(count, nphases, kFewThreads / ks * kFewR) * s->groups < kFewFullGrid)
+           phase_tiles(count, nphases, kFewThreads / ks) * s->groups < kFewFullGrid)
         ks *= 2;
     return ks;
 }
@@ -164,12 +180,23 @@ bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned
         p.p[d] = (int)s->p[d];
         int t;
         if (!fill_dim(s, d, &p, &t)) {
-            snprintf(why, why_size, "more than %d taps in a phase of dim %d", kFewMaxTaps, d);
+            snprintf(why, why_size, "more than %d taps in a phase of dim %d (or 2^31 position "
+                     "groups)", kFewMaxTaps, d);
             return false;
         }
         tmax *= t;
     }
     p.tmax = tmax;
+    /* the H window of the body: the smallest compiled size that holds
+     * every H phase's taps (fill_dim keeps those <= kFewMaxTaps, the
+     * largest size) */
+    int th_most = 1;
+    for (int r = 0; r < p.s[1]; r++)
+        th_most = p.ph[1][r].e.taps > th_most ? p.ph[1][r].e.taps : th_most;
+    p.th = kFewThSizes[kFewThCount - 1];
+    for (int i = kFewThCount - 1; i >= 0; i--)
+        if (kFewThSizes[i] >= th_most)
+            p.th = kFewThSizes[i];
 
     /* Slices: NCDHW, 32 or more position slots so that a warp's lanes lie
      * along W (up to 8 slices); NDHWC, 8 to 32 slices, a warp's lanes along
@@ -191,11 +218,17 @@ bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned
         return false;
     }
     p.nphases = (int)(s->s[0] * s->s[1] * s->s[2]);
+    /* each phase's position groups (params.h), int in the body */
     long long count[kFewMaxPhases];
     for (int ph = 0; ph < p.nphases; ph++) {
         const int rw = ph % p.s[2], rh = ph / p.s[2] % p.s[1], rd = ph / (p.s[2] * p.s[1]);
-        count[ph] = s->n * (long long)p.ph[0][rd].e.qcount * p.ph[1][rh].e.qcount *
+        count[ph] = s->n * (long long)p.ph[0][rd].e.qcount * p.gh_count[rh] *
                     p.ph[2][rw].e.qcount;
+        if (count[ph] >= (1LL << 31) - kFewThreads) {
+            snprintf(why, why_size, "%lld position groups in a phase, too many for int "
+                     "indexing", count[ph]);
+            return false;
+        }
     }
     p.ks = slices_for_small_grids(s, tmax, p.ks, count, p.nphases);
     p.ps = kFewThreads / p.ks;
@@ -209,14 +242,14 @@ bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned
     p.ck = (int)(p.ks * (per_slice < need ? per_slice : need));
 
     /* The grid: each phase's tiles, phases in table order. */
-    const long long tiles = phase_tiles(count, p.nphases, p.ps * kFewR);
+    const long long tiles = phase_tiles(count, p.nphases, p.ps);
     if (tiles >= (1LL << 31)) {
         snprintf(why, why_size, "more than 2^31 tiles");
         return false;
     }
     for (int ph = 0, t = 0; ph < p.nphases; ph++) {
         p.tile0[ph] = t;
-        t += (int)ceil_div(count[ph], p.ps * kFewR);
+        t += (int)ceil_div(count[ph], p.ps);
     }
     for (int ph = p.nphases; ph <= kFewMaxPhases; ph++)
         p.tile0[ph] = (int)tiles; /* the block's phase search stops at the end */
@@ -311,10 +344,10 @@ bool fewout_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_
 void fewout_entry_describe(const cuda_plan &k, char *buf, size_t size)
 {
     const few_params &p = family_params<fewout_plan>(k)->p;
-    snprintf(buf, size, "%s: %s, %d slices x %d slots x %d positions, chunks of %d input "
-             "channels, %d phases, %lld blocks, %zu B shared", k.impl->name,
-             p.chan_fast ? "slices fastest (NDHWC)" : "positions fastest (NCDHW)", p.ks, p.ps,
-             kFewR, p.ck, p.nphases, k.blocks, k.smem_bytes);
+    snprintf(buf, size, "%s: %s, %d slices x %d slots x %d positions along H (a window of "
+             "%d H taps), chunks of %d input channels, %d phases, %lld blocks, %zu B shared",
+             k.impl->name, p.chan_fast ? "slices fastest (NDHWC)" : "positions fastest (NCDHW)",
+             p.ks, p.ps, kFewR, p.th, p.ck, p.nphases, k.blocks, k.smem_bytes);
 }
 
 } // namespace ct3d
