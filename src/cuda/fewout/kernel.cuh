@@ -31,7 +31,7 @@ CT3D_DEV few_group few_group_of(const few_params &p, const few_dim_phase *const 
 }
 
 /* Weight offset (floats past input channel 0 of a staged chunk's source) of
- * tap t of the phase: t = (td * th + th) * tw + tw. */
+ * tap t of the phase: t = (td * th_n + th) * tw_n + tw. */
 CT3D_DEV int few_tap_offset(const few_params &p, const few_dim_phase *const dp[3], int tw_n,
                             int th_n, int t)
 {

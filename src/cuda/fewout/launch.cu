@@ -1,6 +1,7 @@
 /* The few-output-channel kernel's __global__ wrapper, its instantiations
- * (C_out/G 1 to 4 x the H window's kFewThSizes), its launch and the family's registry entry (params.h;
- * body in kernel.cuh; host side in plan.cu). */
+ * (C_out/G 1 to 4 x the H window's kFewThSizes), its launch and the
+ * family's registry entry (params.h; body in kernel.cuh; host side in
+ * plan.cu). */
 #include "../common/launch_util.h"
 #include "../registry.h"
 #include "kernel.cuh"

@@ -60,7 +60,7 @@ constexpr int kFewMaxTaps = 8;     /* taps of one dim's phase: 8 bits of a mask 
  * rows no tap reads (round 14: at 8 taps' window, 11 predicated loads for
  * a 3-tap phase's 6). */
 constexpr int kFewThSizes[] = {2, 3, 5, 8};
-constexpr int kFewThCount = 4;
+constexpr int kFewThCount = sizeof kFewThSizes / sizeof kFewThSizes[0];
 constexpr int kFewSmemMax = 48 * 1024; /* no opt-in needed */
 /* Small grids only (plan.cu, slices_for_small_grids): more slices stage more
  * weights at once; the entry's prepare raises the kernels' cap to this, and

@@ -19,9 +19,10 @@ constexpr long long kGridY = 65535;
 
 /* Whether every x offset the body forms fits an int: a thread's offset of
  * tap 0 (inputs below 0 or past the end included, for taps that do not
- * reach them) and those minus a tap's shift; in H, the group's window runs
- * from kFewMaxTaps - 1 steps of dm before its first output's row to kFewR
- * steps past its last group's (params.h).  Int offsets keep a thread's
+ * reach them) and those minus a tap's shift; in H, a group's window runs
+ * from kFewMaxTaps - 1 steps of dm before its first output's row, and the
+ * last group's reaches up to 2 kFewR steps past the phase's last output
+ * (params.h).  Int offsets keep a thread's
  * window addresses in few registers. */
 bool x_offsets_fit_int(const convt3d_shape *s)
 {
@@ -172,7 +173,7 @@ bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned
         p.xs[d] = s->x_stride[d];
         p.ys[d] = s->y_stride[d];
     }
-    int tmax = 1;
+    int tmax = 1, th_most = 1;
     for (int d = 0; d < 3; d++) {
         p.in[d] = (int)s->in[d];
         p.k[d] = (int)s->k[d];
@@ -185,14 +186,13 @@ bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned
             return false;
         }
         tmax *= t;
+        if (d == 1)
+            th_most = t;
     }
     p.tmax = tmax;
     /* the H window of the body: the smallest compiled size that holds
      * every H phase's taps (fill_dim keeps those <= kFewMaxTaps, the
      * largest size) */
-    int th_most = 1;
-    for (int r = 0; r < p.s[1]; r++)
-        th_most = p.ph[1][r].e.taps > th_most ? p.ph[1][r].e.taps : th_most;
     p.th = kFewThSizes[kFewThCount - 1];
     for (int i = kFewThCount - 1; i >= 0; i--)
         if (kFewThSizes[i] >= th_most)
