@@ -277,6 +277,7 @@ int g_fewout_spanning; /* fewout problems whose warps span several slices (NCDHW
 int g_fewout_big_chunk; /* fewout problems staging more than 48 KB of weights */
 int g_fewout_th[kFewMaxTaps + 1]; /* fewout problems by the body's H window (TH) */
 int g_fewout_h_step;  /* fewout problems whose H taps are dm > 1 rows apart */
+int g_fewout_cs[4];   /* fewout problems by log2 of the cluster size */
 
 /* A tensor of the problem's type from its f32 values (exact: they are
  * values of the type). */
@@ -788,8 +789,8 @@ int run_dwlast(int i, const char *type)
 
 /* ---- the few-output-channel kernel --------------------------------------- */
 
-/* The grid of a fewout launch, one block after the other (x: phase tiles,
- * y: groups). */
+/* The grid of a fewout launch, one cluster after the other (x: phase tiles
+ * x cluster size, y: groups). */
 struct few_emu {
     const few_params *p;
     unsigned grid[2];
@@ -799,9 +800,10 @@ template <int COG, int TH>
 void fewout_body(const emu_thread &t)
 {
     const few_emu &e = *static_cast<const few_emu *>(t.params);
+    const unsigned cs = (unsigned)e.p->cs;
     for (unsigned g = 0; g < e.grid[1]; g++)
-        for (unsigned x = 0; x < e.grid[0]; x++) {
-            few_block<COG, TH>(*e.p, t.smem[0], t.tid, (int)x, (int)g);
+        for (unsigned x = 0; x < e.grid[0]; x += cs) {
+            few_block<COG, TH>(*e.p, t.smem[t.rank], t.tid, (int)(x + t.rank), (int)g);
             ct3d_emulate_sync(); /* as the __global__ entry between blocks */
         }
 }
@@ -836,6 +838,8 @@ int run_fewout(int i)
         prob.in_channels = prob.groups * rand_in(17, 60);
         for (int d = 0; d < 3; d++) {
             prob.stride[d] = 1;
+            if (prob.dilation[d] > 3) /* EMULATE_LIMITS: 3-5 taps at 2^31 apart, a huge y */
+                prob.dilation[d] = 1;
             prob.kernel[d] = rand_in(3, 5);
             prob.padding[d] = rand_in(0, (int)(prob.dilation[d] * (prob.kernel[d] - 1) / 2));
             prob.output_padding[d] = 0;
@@ -855,7 +859,9 @@ int run_fewout(int i)
     size_t smem;
     few_emu e;
     char why[160];
-    if (!plan_fewout(&d.s, &p, &smem, e.grid, why, sizeof why))
+    /* one problem in five with a smaller cluster bound (CONVT3D_CUDA_FEWOUT) */
+    const int cs_max = i % 5 == 4 ? 1 << rand_in(0, 2) : 0;
+    if (!plan_fewout(&d.s, cs_max, &p, &smem, e.grid, why, sizeof why))
         return -1;
     emu_body body = fewout_body_for(p.cog, p.th);
     std::vector<float> w = pack_weights(d, 4, 1);
@@ -865,11 +871,12 @@ int run_fewout(int i)
     p.bias = d.p.has_bias ? d.b.data() : nullptr;
     p.y = y.data();
     e.p = &p;
-    emulate_cluster(1, kFewThreads, smem / sizeof(float), body, &e);
-    char what[128];
-    snprintf(what, sizeof what, "fewout %s cog %d, %d slices x %d slots, chunk %d of %d, "
-             "window of %d H taps, H step %d", p.chan_fast ? "NDHWC" : "NCDHW", p.cog, p.ks,
-             p.ps, p.ck, p.cig, p.th, p.dm[1]);
+    emulate_cluster(p.cs, kFewThreads, smem / sizeof(float), body, &e);
+    char what[160];
+    snprintf(what, sizeof what, "fewout %s cog %d, %d slices x %d slots, clusters of %d, "
+             "chunk %d of %d, window of %d H taps, H step %d", p.chan_fast ? "NDHWC" : "NCDHW",
+             p.cog, p.ks, p.ps, p.cs, p.ck, p.cig, p.th, p.dm[1]);
+    g_fewout_cs[p.lcs]++;
     g_fewout_th[p.th]++;
     if (p.dm[1] > 1)
         g_fewout_h_step++;
@@ -1052,8 +1059,10 @@ int main(int argc, char **argv)
     if (fewout)
         printf(" (%d with several weight chunks, %d NCDHW with more than 8 slices, %d with "
                "chunks above 48 KB, %d with H taps dm > 1 rows apart; H windows of 2/3/5/8 "
-               "taps: %d/%d/%d/%d)", g_fewout_chunked, g_fewout_spanning, g_fewout_big_chunk,
-               g_fewout_h_step, g_fewout_th[2], g_fewout_th[3], g_fewout_th[5], g_fewout_th[8]);
+               "taps: %d/%d/%d/%d; clusters of 1/2/4/8: %d/%d/%d/%d)", g_fewout_chunked,
+               g_fewout_spanning, g_fewout_big_chunk, g_fewout_h_step, g_fewout_th[2],
+               g_fewout_th[3], g_fewout_th[5], g_fewout_th[8], g_fewout_cs[0], g_fewout_cs[1],
+               g_fewout_cs[2], g_fewout_cs[3]);
     if (dwlast)
         printf(" (%d with 4 channels a thread, %d NCDHW, %d dilated along W)", g_dwlast_vec,
                g_dwlast_ncdhw, g_dwlast_dilated_w);

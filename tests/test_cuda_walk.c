@@ -7,8 +7,8 @@
  * bench/inputs/classes.txt and on a grid of dilated, strided and grouped
  * problems in both layouts.  Few output channels (igemm/plan.cu,
  * igemm_preferred; fewout/plan.cu, fewout_preferred): with C_out/G <= 4
- * never the implicit-GEMM FMA engine, and one group with C_in/G >= 16 on at
- * most 250,000 positions to cuda/f32_fewout_ksplit.  Depthwise problems in NDHWC (the ndhwc_depthwise
+ * never the implicit-GEMM FMA engine, and C_in/G >= 16 with C_in/G x taps
+ * >= 256 or one group on at most 250,000 positions to cuda/f32_fewout_ksplit.  Depthwise problems in NDHWC (the ndhwc_depthwise
  * class, the suite's depthwise shape, a grid) get cuda/f32_dwlast, their
  * NCDHW twins the depthwise tile kernel.  CONVT3D_TEST_WALK=1 prints every choice of the
  * class list.  SKIPs in a build without CUDA. */
@@ -138,17 +138,40 @@ static void test_grid(void)
 /* Whether the walk's choice for p agrees with the few-output-channel rule
  * (fewout/plan.cu, fewout_preferred): with C_out/G <= 4 the implicit-GEMM
  * FMA engine is never chosen (the few-output kernel takes what it would
- * take), and one group with C_in/G >= 16 on at most 250,000 positions goes
- * to the few-output kernel; prints p if not.  *small counts the problems
- * the second part covers. */
+ * take), and C_in/G >= 16 with a phase's K (C_in/G x its taps) >= 256, or
+ * one group on at most 250,000 positions, goes to the few-output kernel;
+ * prints p if not.  *small counts the problems the second part covers. */
+static long long gcd_ll(long long a, long long b)
+{
+    while (b) {
+        const long long t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The most taps of a stride phase: per dim, a phase's taps are dilation
+ * steps s / gcd(s, l) apart in k (l the dilation), so ceil(k / that). */
+static long long most_phase_taps(const convt3d_problem *p)
+{
+    long long taps = 1;
+    for (int d = 0; d < 3; d++) {
+        const long long step = p->stride[d] / gcd_ll(p->stride[d], p->dilation[d]);
+        taps *= (p->kernel[d] + step - 1) / step;
+    }
+    return taps;
+}
+
 static int fewout_rule_ok(const convt3d_problem *p, const char *what, int *small)
 {
     convt3d_shape s;
     if (convt3d_shape_from_problem(p, &s) != CONVT3D_SUCCESS)
         return 1;
     const char *name = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
-    const int want_fewout = s.groups == 1 && s.cig >= 16 && s.cog <= 4 &&
-                            s.n * s.out_spatial <= 250000;
+    const int want_fewout = s.cig >= 16 && s.cog <= 4 &&
+                            (s.cig * most_phase_taps(p) >= 256 ||
+                             (s.groups == 1 && s.n * s.out_spatial <= 250000));
     *small += want_fewout;
     const int ok = name && !(s.cog <= 4 && strcmp(name, "cuda/f32_igemm_8x8") == 0) &&
                    (!want_fewout || strcmp(name, FEWOUT) == 0);
@@ -366,8 +389,8 @@ void register_cuda_walk_tests(void)
         {"classes.txt: no generic kernel where C_in/G or C_out/G >= 4 and sizes >= 8",
          test_classes},
         {"a grid of dilated, strided, grouped problems: the same", test_grid},
-        {"C_out/G <= 4 (out_c1_3 and a grid): the few-output kernel for one group with "
-         "C_in/G >= 16 on small volumes, never the FMA igemm",
+        {"C_out/G <= 4 (out_c1_3 and a grid): the few-output kernel for C_in/G >= 16 with "
+         "long sums or one group on small volumes, never the FMA igemm",
          test_fewout_rule},
         {"depthwise: NDHWC to the channels-last kernel, NCDHW to the tile kernel",
          test_depthwise_layouts},

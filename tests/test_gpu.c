@@ -521,7 +521,8 @@ static void test_igemm_channels(void)
  * kernels up to 5 at stride 1), partial chunks and partial tiles occur;
  * both layouts, groups, every third problem dilated; a quarter of them one
  * group of 64-256 input channels on a small grid (fewout/plan.cu,
- * slices_for_small_grids). */
+ * split_for_small_grids: clusters of up to 8 blocks, then more slices);
+ * every fifth with the cluster bounded to 1, 2 or 4 (CONVT3D_CUDA_FEWOUT). */
 static void test_fewout_channels(void)
 {
     if (skip_without_gpu())
@@ -561,7 +562,11 @@ static void test_fewout_channels(void)
             i--;
             continue;
         }
+        static const char *const bounds[] = {"1", "2", "4"};
+        if (i % 5 == 2)
+            setenv("CONVT3D_CUDA_FEWOUT", bounds[i / 5 % 3], 1);
         CU_ASSERT(check_impl(&p, "cuda/f32_fewout_ksplit", rng_next(&r)));
+        unsetenv("CONVT3D_CUDA_FEWOUT");
     }
 }
 

@@ -32,6 +32,20 @@ void ct3d_emulate_sync(void);
 #define CT3D_UNROLL2 _Pragma("unroll 2")
 #endif
 
+/* Thread-block clusters (sm_90): a barrier over the cluster's blocks, and
+ * a pointer into rank's shared memory at the offset of ptr in this block's
+ * (kernels that split K across a cluster sum the partial tiles there). */
+#ifdef CONVT3D_GPU_EMULATE
+void ct3d_emulate_cluster_sync(void);
+float *ct3d_emulate_cluster_smem(float *smem, int rank);
+#define CT3D_CLUSTER_SYNC() ct3d_emulate_cluster_sync()
+#define CT3D_CLUSTER_SMEM(ptr, rank) ct3d_emulate_cluster_smem(ptr, rank)
+#else
+#include <cooperative_groups.h>
+#define CT3D_CLUSTER_SYNC() cooperative_groups::this_cluster().sync()
+#define CT3D_CLUSTER_SMEM(ptr, rank) cooperative_groups::this_cluster().map_shared_rank(ptr, rank)
+#endif
+
 /* The D and H tap loops run once or twice a phase on the common shapes:
  * unrolling them only costs registers (occupancy). */
 #ifdef CONVT3D_GPU_EMULATE

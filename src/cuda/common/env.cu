@@ -18,6 +18,7 @@ cuda_overrides overrides_from_env(void)
     o.kernel = env_value("CONVT3D_CUDA_KERNEL");
     o.tile = env_value("CONVT3D_CUDA_TILE");
     o.igemm = env_value("CONVT3D_CUDA_IGEMM");
+    o.fewout = env_value("CONVT3D_CUDA_FEWOUT");
     return o;
 }
 
@@ -42,6 +43,20 @@ bool parse_igemm(const char *text, int v[3])
     v[2] = 0;
     const int n = sscanf(text, "%d,%d,%d", &v[0], &v[1], &v[2]);
     return n >= 2 && v[0] > 0 && v[1] > 0 && v[2] >= 0;
+}
+
+bool parse_fewout(const char *text, int *cs)
+{
+    if (!text || !*text)
+        return false;
+    int v;
+    char tail;
+    if (sscanf(text, "%d%c", &v, &tail) != 1)
+        return false;
+    if (v != 1 && v != 2 && v != 4 && v != 8)
+        return false;
+    *cs = v;
+    return true;
 }
 
 } // namespace ct3d

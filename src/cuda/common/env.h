@@ -12,7 +12,10 @@
  *   CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse[,occ[,align]]]]  the phase
  *       kernel's tiling, where it fits (else ignored, with a note);
  *   CONVT3D_CUDA_IGEMM=wm,wn[,cs]  the implicit-GEMM kernel's block shape
- *       and cluster size, where compiled (else ignored, with a note).
+ *       and cluster size, where compiled (else ignored, with a note);
+ *   CONVT3D_CUDA_FEWOUT=cs  the few-output kernel's largest cluster size
+ *       (1, 2, 4 or 8; 1: small grids take more slices a block instead;
+ *       else ignored, with a note).
  * Read once per plan creation (gpu.cu) and handed to the planners, which
  * stay pure functions of their arguments. */
 #ifndef CONVT3D_CUDA_COMMON_ENV_H
@@ -24,6 +27,7 @@ struct cuda_overrides {
     const char *kernel; /* CONVT3D_CUDA_KERNEL, NULL when unset or empty */
     const char *tile;   /* CONVT3D_CUDA_TILE */
     const char *igemm;  /* CONVT3D_CUDA_IGEMM */
+    const char *fewout; /* CONVT3D_CUDA_FEWOUT */
 };
 
 /* The overrides from the environment. */
@@ -36,6 +40,9 @@ bool parse_tile(const char *text, int v[9]);
 /* Parses "wm,wn[,cs]" (cs 0 when left out: the planner's) into v; false if
  * absent or malformed. */
 bool parse_igemm(const char *text, int v[3]);
+
+/* Parses "cs" (1, 2, 4 or 8) into *cs; false if absent or malformed. */
+bool parse_fewout(const char *text, int *cs);
 
 } // namespace ct3d
 

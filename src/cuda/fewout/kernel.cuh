@@ -68,10 +68,71 @@ CT3D_DEV void few_stage_weights(const few_params &p, float *smem, int tid, int g
     }
 }
 
+/* The tile's outputs: each block's slices' partial sums, [slice][j][slot]
+ * [oc] in shared memory, added in slice order into slice 0's place; then,
+ * across the cluster, those of ranks 0, 1, .. in rank order, and the bias,
+ * each rank storing every cs-th output.  g: the group; r: the tile's phase. */
+template <int COG>
+CT3D_DEV void few_sum_and_store(const few_params &p, float *smem, int tid,
+                                const float (&acc)[kFewR][COG], int slice, int slot, int first,
+                                int count, int g, int rank, const few_dim_phase *const dp[3],
+                                const int (&r)[3])
+{
+    const int tile_pos = p.ps * kFewR;
+    CT3D_SYNC(); /* the weights are read: their space takes the sums */
+    CT3D_UNROLL
+    for (int j = 0; j < kFewR; j++)
+        CT3D_UNROLL
+        for (int c = 0; c < COG; c++)
+            smem[(slice * tile_pos + j * p.ps + slot) * COG + c] = acc[j][c];
+    CT3D_SYNC();
+    for (int e = tid; e < tile_pos * COG; e += kFewThreads) {
+        float sum = smem[e];
+        for (int k = 1; k < p.ks; k++)
+            sum += smem[k * tile_pos * COG + e];
+        smem[e] = sum;
+    }
+    if (p.cs > 1)
+        CT3D_CLUSTER_SYNC(); /* every rank's sums are in place */
+    else
+        CT3D_SYNC();
+    for (int e = tid + rank * kFewThreads; e < tile_pos * COG; e += kFewThreads * p.cs) {
+        /* NDHWC: an output's channels side by side in y; NCDHW: positions */
+        const int pos = p.chan_fast ? e / COG : e % tile_pos;
+        const int oc = p.chan_fast ? e - pos * COG : e / tile_pos;
+        const int j = pos >> p.lps, f = first + (pos & (p.ps - 1));
+        if (f >= count)
+            continue;
+        few_group q = few_group_of(p, dp, r[1], f);
+        q.q[1] += j * p.dm[1];
+        if (q.q[1] >= dp[1]->e.qcount)
+            continue;
+        const int at = pos * COG + oc;
+        float sum = smem[at];
+        if (p.cs > 1) {
+            sum = CT3D_CLUSTER_SMEM(smem, 0)[at];
+            for (int k = 1; k < p.cs; k++)
+                sum += CT3D_CLUSTER_SMEM(smem, k)[at];
+        }
+        if (p.bias)
+            sum += CT3D_LDG(p.bias + (long long)g * p.cog + oc);
+        long long yo = (long long)q.n * p.ys[0] + ((long long)g * p.cog + oc) * p.ys[1];
+        CT3D_UNROLL
+        for (int d = 0; d < 3; d++)
+            yo += (long long)((q.q[d] + dp[d]->e.qlo) * p.s[d] + r[d] - p.p[d]) * p.ys[2 + d];
+        p.y[yo] = sum;
+    }
+    if (p.cs > 1)
+        CT3D_CLUSTER_SYNC(); /* no block leaves while another reads its sums */
+}
+
 template <int COG, int TH>
 CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g)
 {
-    /* the phase of this block (uniform: at most kFewMaxPhases steps) */
+    /* the tile, this block's rank in its cluster, and the tile's phase
+     * (uniform: at most kFewMaxPhases steps) */
+    const int rank = bx & (p.cs - 1);
+    bx >>= p.lcs;
     int phase = 0;
     while (p.tile0[phase + 1] <= bx)
         phase++;
@@ -80,7 +141,6 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
     const int td_n = dp[0]->e.taps, th_n = dp[1]->e.taps, tw_n = dp[2]->e.taps;
     const int taps = td_n * th_n * tw_n;
     const int count = p.n * dp[0]->e.qcount * p.gh_count[rh] * dp[2]->e.qcount;
-    const int tile_pos = p.ps * kFewR;
     const int first = (bx - p.tile0[phase]) * p.ps;
     const int slice = p.chan_fast ? tid & (p.ks - 1) : tid >> p.lps;
     const int slot = p.chan_fast ? tid >> p.lks : tid & (p.ps - 1);
@@ -120,8 +180,11 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
 
     /* floats between staged taps: W, H and D neighbours */
     const int wtw = p.ck * 4, wth = tw_n * wtw, wtd = th_n * wth;
-    for (int c0 = 0; c0 < p.cig; c0 += p.ck) {
-        const int cn = imin(p.ck, p.cig - c0);
+    /* the rank's input channels (all of them without a cluster) */
+    const int cbeg = (int)((long long)p.cig * rank >> p.lcs),
+              cend = (int)((long long)p.cig * (rank + 1) >> p.lcs);
+    for (int c0 = cbeg; c0 < cend; c0 += p.ck) {
+        const int cn = imin(p.ck, cend - c0);
         CT3D_SYNC(); /* the previous chunk's weights are read */
         few_stage_weights(p, smem, tid, g, c0, cn, dp, tw_n, th_n, taps);
         copy_wait();
@@ -161,38 +224,8 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
         }
     }
 
-    /* The slices' partial sums, [slice][j][slot][oc], added in slice
-     * order by one thread an output. */
-    CT3D_SYNC(); /* the weights are read: their space takes the sums */
-    CT3D_UNROLL
-    for (int j = 0; j < kFewR; j++)
-        CT3D_UNROLL
-        for (int c = 0; c < COG; c++)
-            smem[(slice * tile_pos + j * p.ps + slot) * COG + c] = acc[j][c];
-    CT3D_SYNC();
-    for (int e = tid; e < tile_pos * COG; e += kFewThreads) {
-        /* NDHWC: an output's channels side by side in y; NCDHW: positions */
-        const int pos = p.chan_fast ? e / COG : e % tile_pos;
-        const int oc = p.chan_fast ? e - pos * COG : e / tile_pos;
-        const int j = pos >> p.lps, f = first + (pos & (p.ps - 1));
-        if (f >= count)
-            continue;
-        few_group q = few_group_of(p, dp, rh, f);
-        q.q[1] += j * p.dm[1];
-        if (q.q[1] >= dp[1]->e.qcount)
-            continue;
-        float sum = smem[pos * COG + oc];
-        for (int k = 1; k < p.ks; k++)
-            sum += smem[(k * tile_pos + pos) * COG + oc];
-        if (p.bias)
-            sum += CT3D_LDG(p.bias + (long long)g * p.cog + oc);
-        long long yo = (long long)q.n * p.ys[0] + ((long long)g * p.cog + oc) * p.ys[1];
-        const int r[3] = {rd, rh, rw};
-        CT3D_UNROLL
-        for (int d = 0; d < 3; d++)
-            yo += (long long)((q.q[d] + dp[d]->e.qlo) * p.s[d] + r[d] - p.p[d]) * p.ys[2 + d];
-        p.y[yo] = sum;
-    }
+    const int r[3] = {rd, rh, rw};
+    few_sum_and_store<COG>(p, smem, tid, acc, slice, slot, first, count, g, rank, dp, r);
 }
 
 } // namespace ct3d

@@ -61,30 +61,40 @@ cudaError_t fewout_launch(const cuda_plan &k, const convt3d_shape *s, const cuda
     const few_fn fn = few_kernel_for(p.cog, p.th);
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
-    const dim3 grid(fp.grid[0], fp.grid[1]);
-    fn<<<grid, kFewThreads, k.smem_bytes, stream>>>(p);
-    return cudaGetLastError();
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(fp.grid[0], fp.grid[1]);
+    cfg.blockDim = dim3(kFewThreads);
+    cfg.dynamicSmemBytes = k.smem_bytes;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)p.cs; /* grid[0] is a multiple of it */
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = p.cs > 1 ? 1 : 0;
+    cudaError_t err = cudaLaunchKernelEx(&cfg, fn, p);
+    if (err == cudaSuccess)
+        err = cudaGetLastError();
+    return err;
 }
 
 /* Small grids stage up to kFewSmemSmallGrid bytes of weights: the cap of
- * every instantiation is raised to that constant (a later plan never lowers
- * it under an earlier one's).  The carveout is left to the driver: the body
- * reads x through L1, which a shared-memory preference would shrink. */
+ * the plan's instantiation is raised to that constant (so a later plan
+ * never lowers it under an earlier one's).  The carveout is left to the
+ * driver: the body reads x through L1, which a shared-memory preference
+ * would shrink. */
 cudaError_t fewout_prepare(const cuda_plan &k, int smem_optin)
 {
     (void)smem_optin;
     if (k.smem_bytes <= (size_t)kFewSmemMax)
         return cudaSuccess;
-    for (int cog = 1; cog <= kFewMaxCog; cog++)
-        for (int i = 0; i < kFewThCount; i++) {
-            const cudaError_t err =
-                cudaFuncSetAttribute(few_kernel_for(cog, kFewThSizes[i]),
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     kFewSmemSmallGrid);
-            if (err != cudaSuccess)
-                return err;
-        }
-    return cudaSuccess;
+    const few_params &p = family_params<fewout_plan>(k)->p;
+    const few_fn fn = few_kernel_for(p.cog, p.th);
+    if (!fn)
+        return cudaErrorInvalidDeviceFunction;
+    return cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                kFewSmemSmallGrid);
 }
 
 } // namespace

@@ -21,9 +21,16 @@
  * load a FMA of the previous body at ~30 issued instructions a warp's FMA).
  * Its kFewThreads threads are ks reduction slices x ps slots; slice k sums
  * input channels k, k + ks, ... over every tap of the phase, into kFewR x
- * C_out/G registers.  The slices' partial sums meet in shared memory and
- * one thread adds them, slice 0 first, and the bias last: a fixed order, so
- * the output is bitwise deterministic, with no atomics and no workspace.
+ * C_out/G registers.  Where the tiles alone are too few to fill the GPU, a
+ * cluster of cs blocks shares one tile, block rank r summing the input
+ * channels [cig r / cs, cig (r + 1) / cs) (Hopper thread-block clusters):
+ * the tile keeps its positions, so each x load and staged weight still
+ * feeds as many outputs, where more slices a block would shrink it.  The
+ * slices' partial sums meet in shared memory; a thread adds an output's
+ * slices, slice 0 first, then one thread adds the cluster's blocks' sums
+ * through distributed shared memory, rank 0 first, and the bias last: a
+ * fixed order, so the output is bitwise deterministic, with no atomics and
+ * no workspace.
  * Every output of the phase tile is written exactly once, bias (or 0) where
  * no tap reaches it.  Rows outside x enter the window as 0: a tap that
  * reaches no input adds 0 x w (so an Inf or NaN weight makes NaN there too,
@@ -62,6 +69,7 @@ constexpr int kFewMaxTaps = 8;     /* taps of one dim's phase: 8 bits of a mask 
 constexpr int kFewThSizes[] = {2, 3, 5, 8};
 constexpr int kFewThCount = sizeof kFewThSizes / sizeof kFewThSizes[0];
 constexpr int kFewSmemMax = 48 * 1024; /* no opt-in needed */
+constexpr int kFewMaxCluster = 8;      /* blocks sharing a tile: the portable cluster size */
 /* Small grids only (plan.cu, slices_for_small_grids): more slices stage more
  * weights at once; the entry's prepare raises the kernels' cap to this, and
  * every sm_90 device allows it (227 KB). */
@@ -89,6 +97,8 @@ struct few_params {
     int nphases;
     int tile0[kFewMaxPhases + 1];
     int ks, lks, ps, lps; /* reduction slices, position slots (powers of two), their log2 */
+    int cs, lcs;          /* blocks a cluster sharing a tile (a power of two), its log2;
+                           * the grid's x is tiles x cs, block x = tile * cs + rank */
     int chan_fast;    /* NDHWC: slices are the fastest thread index */
     int ck;           /* input channels a staged weight chunk (a multiple of ks) */
     int tmax;         /* the most taps of a phase: the staged chunk's pitch is ck */

@@ -134,33 +134,50 @@ long long phase_tiles(const long long *count, int nphases, int slots)
 
 /* Small problems (a decoder's last layer on a small volume, C_in/G 64-256
  * to 1-3 channels with 27-125 taps: 4-30 blocks at 8 slices) leave most
- * multiprocessors idle while each thread runs a long serial sum.  More
- * slices shrink the tile (ps = 256 / ks position slots) and so multiply the
- * blocks; each doubling halves a thread's sum and doubles the slices the
- * final add reads.  Doubled until the grid reaches kFewFullGrid blocks,
- * while a slice keeps 2 input channels or more and one channel a slice of
- * the phase's taps fits a weight chunk of kFewSmemSmallGrid bytes (twice
- * the usual: with fewer blocks than the GPU holds, their shared memory
- * limits nothing; 75-125 taps would stop at 16-32 slices in 48 KB).  kFewFullGrid is 4 blocks on each
- * of 132 multiprocessors (the H200's), a constant rather than the device's
- * count, so that a problem sums in the same order, with the same bits, on
- * every GPU. */
+ * multiprocessors idle while each thread runs a long serial sum.  Two ways
+ * multiply the blocks, both halving a thread's sum:
+ * - clusters: cs blocks share a tile, each summing cig / cs of the input
+ *   channels (params.h).  The tile keeps its positions, so an x load and a
+ *   staged weight feed as many outputs as before, and each block stages
+ *   only its channels' weights.  Taken first, up to kFewMaxCluster, while a
+ *   slice keeps 2 input channels or more.  (Round 14-15: with slices alone,
+ *   random_358 ran 64 slices over tiles of 16 outputs, 96 KB of weights
+ *   staged for each, L2 58% busy with x re-read by tile after tile.)
+ * - more slices a block: the tile shrinks (ps = 256 / ks position slots);
+ *   doubled while a slice keeps 2 input channels or more of its rank and one
+ *   channel a slice of the phase's taps fits a weight chunk of
+ *   kFewSmemSmallGrid bytes (twice the usual: with fewer blocks than the GPU
+ *   holds, their shared memory limits nothing; 75-125 taps would stop at
+ *   16-32 slices in 48 KB).
+ * Both stop once the grid reaches kFewFullGrid blocks: 4 on each of 132
+ * multiprocessors (the H200's), a constant rather than the device's count,
+ * so that a problem sums in the same order, with the same bits, on every
+ * GPU.  cs_max bounds the cluster (CONVT3D_CUDA_FEWOUT; 1: slices only). */
 constexpr long long kFewFullGrid = 4 * 132;
 
-int slices_for_small_grids(const convt3d_shape *s, int tmax, int ks, const long long *count,
-                           int nphases)
+struct few_split {
+    int ks, cs;
+};
+
+few_split split_for_small_grids(const convt3d_shape *s, int tmax, int ks, int cs_max,
+                                const long long *count, int nphases)
 {
-    while (ks * 2 <= kFewThreads && ks * 4 <= s->cig &&
-           chunk_channels_a_slice(tmax, ks * 2, kFewSmemSmallGrid) >= 1 &&
-           phase_tiles(count, nphases, kFewThreads / ks) * s->groups < kFewFullGrid)
-        ks *= 2;
-    return ks;
+    few_split r = {ks, 1};
+    const long long tiles = phase_tiles(count, nphases, kFewThreads / ks) * s->groups;
+    while (r.cs * 2 <= cs_max && (long long)r.ks * 2 * r.cs * 2 <= s->cig &&
+           tiles * r.cs < kFewFullGrid)
+        r.cs *= 2;
+    while (r.ks * 2 <= kFewThreads && (long long)r.ks * 4 * r.cs <= s->cig &&
+           chunk_channels_a_slice(tmax, r.ks * 2, kFewSmemSmallGrid) >= 1 &&
+           phase_tiles(count, nphases, kFewThreads / r.ks) * s->groups * r.cs < kFewFullGrid)
+        r.ks *= 2;
+    return r;
 }
 
 } // namespace
 
-bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned grid[2],
-                 char *why, size_t why_size)
+bool plan_fewout(const convt3d_shape *s, int cs_max, few_params *out, size_t *smem,
+                 unsigned grid[2], char *why, size_t why_size)
 {
     if (!fewout_shape_ok(s, why, why_size))
         return false;
@@ -230,20 +247,26 @@ bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned
             return false;
         }
     }
-    p.ks = slices_for_small_grids(s, tmax, p.ks, count, p.nphases);
+    const few_split split = split_for_small_grids(
+        s, tmax, p.ks, cs_max >= 1 && cs_max <= kFewMaxCluster ? cs_max : kFewMaxCluster, count,
+        p.nphases);
+    p.ks = split.ks;
+    p.cs = split.cs;
     p.ps = kFewThreads / p.ks;
     p.lks = log2_of(p.ks);
     p.lps = log2_of(p.ps);
-    /* the usual 48 KB chunk, unless the small-grid slices need more */
+    p.lcs = log2_of(p.cs);
+    /* the usual 48 KB chunk, unless the small-grid slices need more; a rank
+     * sums ceil(cig / cs) input channels at most */
     const int budget = chunk_channels_a_slice(tmax, p.ks, kFewSmemMax) >= 1 ? kFewSmemMax
                                                                             : kFewSmemSmallGrid;
     const long long per_slice = chunk_channels_a_slice(tmax, p.ks, budget),
-                    need = ceil_div(s->cig, p.ks);
+                    need = ceil_div(ceil_div(s->cig, p.cs), p.ks);
     p.ck = (int)(p.ks * (per_slice < need ? per_slice : need));
 
-    /* The grid: each phase's tiles, phases in table order. */
+    /* The grid: each phase's tiles, phases in table order, cs blocks a tile. */
     const long long tiles = phase_tiles(count, p.nphases, p.ps);
-    if (tiles >= (1LL << 31)) {
+    if (tiles * p.cs >= (1LL << 31)) {
         snprintf(why, why_size, "more than 2^31 tiles");
         return false;
     }
@@ -257,7 +280,7 @@ bool plan_fewout(const convt3d_shape *s, few_params *out, size_t *smem, unsigned
                  sbytes = (size_t)kFewThreads * kFewR * s->cog * sizeof(float);
     *out = p;
     *smem = wbytes > sbytes ? wbytes : sbytes;
-    grid[0] = (unsigned)tiles;
+    grid[0] = (unsigned)(tiles * p.cs);
     grid[1] = (unsigned)s->groups;
     return true;
 }
@@ -282,22 +305,45 @@ bool fewout_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
     few_params p;
     size_t smem;
     unsigned grid[2];
-    return plan_fewout(s, &p, &smem, grid, why, why_size) &&
+    return plan_fewout(s, 0, &p, &smem, grid, why, why_size) &&
            smem_fits(smem, lim, why, why_size);
 }
 
 /* Where the walk takes this kernel for C_out/G <= 4 (it comes before the
- * implicit-GEMM and phase kernels).  On the H200, `convt3d-bench --random
- * 200 --seed 3 --all-kernels` (bench/NOTES.md round 12), it was faster than
- * the implicit-GEMM engine on 21 of the 23 problems of C_out/G <= 4 that
- * engine took (geomean 2.2x: the engine's output-channel block is then 7/8
- * empty), and faster than the phase kernel on problems of one group with
- * C_in/G >= 16 on up to 250,000 positions (8 of 8, 1.05-2.8x: the phase
- * kernel sums a whole K in one thread; above that, r64 and r125 at 470,000
- * positions and round 11's last_c128to1_32, the phase kernel's tiles were
- * faster).  Few input channels a group stay with the phase kernel (it won
- * most of those; depthwise problems have their own kernels before). */
+ * implicit-GEMM and phase kernels).
+ * - What the implicit-GEMM FMA engine would take: on the H200 (bench/NOTES.md
+ *   round 12, `--all-kernels`) this kernel was faster on 21 of the 23
+ *   problems of C_out/G <= 4 that engine took (geomean 2.2x: the engine's
+ *   output-channel block is then 7/8 empty).
+ * - From the phase kernel, which sums an output's whole K = C_in/G x taps
+ *   in one thread, problems of C_in/G >= 16 with either K >= kFewOutLongK
+ *   (any number of positions or groups) or one group on up to
+ *   kFewOutPhasePositions positions.  Round 16 (clusters of blocks on small
+ *   grids; `--all-kernels` on the 129 problems of C_out/G <= 4 and C_in/G
+ *   >= 16 of `--random 400`, seeds 1 and 2): with K >= 256 this kernel was
+ *   faster than the best phase variant on 25 of 27 (1.05-9x; up to 1.3
+ *   million positions, 1-4 groups), slower on one by 1.3x; with K < 256
+ *   and more than 250,000 positions or groups, the phase kernel was faster
+ *   on 9 of 11 (1.1-2.8x: short sums leave this kernel's slices little to
+ *   split).  Few input channels a group stay with the phase kernel (it won
+ *   most of those; depthwise problems have their own kernels before). */
 constexpr long long kFewOutPhasePositions = 250000;
+constexpr long long kFewOutLongK = 256;
+
+/* The most taps a stride phase has (each dim's most, multiplied). */
+static long long most_taps_a_phase(const convt3d_shape *s)
+{
+    long long taps = 1;
+    for (int d = 0; d < 3; d++) {
+        long long most = 0;
+        for (long long r = 0; r < s->s[d] && r < kMaxPhaseStride; r++) {
+            const convt3d_phase c = convt3d_phase_of(s, d, r);
+            most = c.taps > most ? c.taps : most;
+        }
+        taps *= most;
+    }
+    return taps;
+}
 
 bool fewout_preferred(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov)
 {
@@ -305,7 +351,10 @@ bool fewout_preferred(const convt3d_shape *s, const device_limits &lim, const cu
     if (cuda_entry_applicable(cuda_f32_igemm_8x8, s, lim, why, sizeof why) &&
         !igemm_entry_passed_over(cuda_f32_igemm_8x8, s, lim, ov, why, sizeof why))
         return true;
-    return s->groups == 1 && s->cig >= 16 && s->n * s->out_spatial <= kFewOutPhasePositions;
+    if (s->cig < 16)
+        return false;
+    return s->cig * most_taps_a_phase(s) >= kFewOutLongK ||
+           (s->groups == 1 && s->n * s->out_spatial <= kFewOutPhasePositions);
 }
 
 bool fewout_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
@@ -316,8 +365,8 @@ bool fewout_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     if (fewout_preferred(s, lim, ov))
         return false;
     snprintf(why, why_size, "automatically where the implicit-GEMM engine would take the "
-             "problem, or for one group with C_in/G >= 16 on <= %lld positions only",
-             kFewOutPhasePositions);
+             "problem, or for C_in/G >= 16 with C_in/G x taps >= %lld or one group on <= %lld "
+             "positions only", kFewOutLongK, kFewOutPhasePositions);
     return true;
 }
 
@@ -326,11 +375,14 @@ bool fewout_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_
                        size_t why_size)
 {
     (void)e;
-    (void)ov;
     (void)mode;
     fewout_plan *fp = family_params<fewout_plan>(*k);
     memset(fp, 0, sizeof *fp);
-    if (!plan_fewout(s, &fp->p, &k->smem_bytes, fp->grid, why, why_size) ||
+    int cs_max = 0;
+    if (ov.fewout && !parse_fewout(ov.fewout, &cs_max))
+        snprintf(k->note, sizeof k->note, "CONVT3D_CUDA_FEWOUT=%s is not 1, 2, 4 or 8, ignored",
+                 ov.fewout);
+    if (!plan_fewout(s, cs_max, &fp->p, &k->smem_bytes, fp->grid, why, why_size) ||
         !smem_fits(k->smem_bytes, lim, why, why_size))
         return false;
     /* a tap's C_out/G <= 4 weights are one float4: ocb 4, one block */
@@ -345,9 +397,10 @@ void fewout_entry_describe(const cuda_plan &k, char *buf, size_t size)
 {
     const few_params &p = family_params<fewout_plan>(k)->p;
     snprintf(buf, size, "%s: %s, %d slices x %d slots x %d positions along H (a window of "
-             "%d H taps), chunks of %d input channels, %d phases, %lld blocks, %zu B shared",
+             "%d H taps), clusters of %d, chunks of %d input channels, %d phases, %lld blocks, "
+             "%zu B shared",
              k.impl->name, p.chan_fast ? "slices fastest (NDHWC)" : "positions fastest (NCDHW)",
-             p.ks, p.ps, kFewR, p.th, p.ck, p.nphases, k.blocks, k.smem_bytes);
+             p.ks, p.ps, kFewR, p.th, p.cs, p.ck, p.nphases, k.blocks, k.smem_bytes);
 }
 
 } // namespace ct3d

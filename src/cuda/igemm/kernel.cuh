@@ -20,17 +20,6 @@
 #include "../common/device.cuh"
 #include "params.h"
 
-#ifdef CONVT3D_GPU_EMULATE
-void ct3d_emulate_cluster_sync(void);
-float *ct3d_emulate_cluster_smem(float *smem, int rank);
-#define CT3D_CLUSTER_SYNC() ct3d_emulate_cluster_sync()
-#define CT3D_CLUSTER_SMEM(ptr, rank) ct3d_emulate_cluster_smem(ptr, rank)
-#else
-#include <cooperative_groups.h>
-#define CT3D_CLUSTER_SYNC() cooperative_groups::this_cluster().sync()
-#define CT3D_CLUSTER_SMEM(ptr, rank) cooperative_groups::this_cluster().map_shared_rank(ptr, rank)
-#endif
-
 namespace ct3d {
 
 template <int WM, int WN, int MATH = IGEMM_FFMA, bool KC = false, bool RUNS = false>
