@@ -278,6 +278,7 @@ int g_fewout_big_chunk; /* fewout problems staging more than 48 KB of weights */
 int g_fewout_th[kFewMaxTaps + 1]; /* fewout problems by the body's H window (TH) */
 int g_fewout_h_step;  /* fewout problems whose H taps are dm > 1 rows apart */
 int g_fewout_cs[4];   /* fewout problems by log2 of the cluster size */
+int g_fewout_wide;    /* fewout problems with 5-8 output channels a group (ocb 8) */
 
 /* A tensor of the problem's type from its f32 values (exact: they are
  * values of the type). */
@@ -819,21 +820,31 @@ emu_body fewout_body_th(int th)
 
 emu_body fewout_body_for(int cog, int th)
 {
-    return cog == 1 ? fewout_body_th<1>(th) : cog == 2 ? fewout_body_th<2>(th)
-           : cog == 3 ? fewout_body_th<3>(th) : fewout_body_th<4>(th);
+    switch (cog) {
+    case 1: return fewout_body_th<1>(th);
+    case 2: return fewout_body_th<2>(th);
+    case 3: return fewout_body_th<3>(th);
+    case 4: return fewout_body_th<4>(th);
+    case 5: return fewout_body_th<5>(th);
+    case 6: return fewout_body_th<6>(th);
+    case 7: return fewout_body_th<7>(th);
+    default: return fewout_body_th<8>(th);
+    }
 }
 
 /* Returns 1 on failure, 0 on success, -1 when the kernel does not take the
  * problem.  Every third problem has 17-60 input channels a group and 3-5
  * taps a dim at stride 1, so that a weight chunk holds fewer channels than
  * the group (several chunks, a partial last one); two in six (one of them
- * with those taps) have 64-256 in one group, so that the small-grid rule
- * gives 16-128 slices (16 to 2 position slots: a warp spans several
- * slices), their weights in chunks above 48 KB where the taps are many. */
+ * with those taps) have 64-256 in one group and 1-8 output channels, so
+ * that the small-grid rule takes clusters and 16-128 slices (16 to 2
+ * position slots: a warp spans several slices), their weights in chunks
+ * above 48 KB where the taps are many; every third problem may have 5-8
+ * output channels a group (two float4s of weights a tap). */
 int run_fewout(int i)
 {
     const convt3d_layout layout = i % 4 < 2 ? CONVT3D_LAYOUT_NCDHW : CONVT3D_LAYOUT_NDHWC;
-    convt3d_problem prob = random_problem(12, 4, 3, true, layout);
+    convt3d_problem prob = random_problem(12, i % 3 == 1 ? 8 : 4, 3, true, layout);
     if (i % 3 == 2) {
         prob.in_channels = prob.groups * rand_in(17, 60);
         for (int d = 0; d < 3; d++) {
@@ -850,7 +861,7 @@ int run_fewout(int i)
     if (i % 6 == 1 || i % 6 == 5) {
         prob.groups = 1;
         prob.in_channels = rand_in(64, 256);
-        prob.out_channels = rand_in(1, 4);
+        prob.out_channels = rand_in(1, 8);
         if (convt3d_validate(&prob) != CONVT3D_SUCCESS)
             return -1;
     }
@@ -864,7 +875,7 @@ int run_fewout(int i)
     if (!plan_fewout(&d.s, cs_max, &p, &smem, e.grid, why, sizeof why))
         return -1;
     emu_body body = fewout_body_for(p.cog, p.th);
-    std::vector<float> w = pack_weights(d, 4, 1);
+    std::vector<float> w = pack_weights(d, p.ocb, 1);
     std::vector<float> y(d.s.y_elems, NAN);
     p.x = d.x.data();
     p.w = w.data();
@@ -877,6 +888,7 @@ int run_fewout(int i)
              "chunk %d of %d, window of %d H taps, H step %d", p.chan_fast ? "NDHWC" : "NCDHW",
              p.cog, p.ks, p.ps, p.cs, p.ck, p.cig, p.th, p.dm[1]);
     g_fewout_cs[p.lcs]++;
+    g_fewout_wide += p.cog > 4;
     g_fewout_th[p.th]++;
     if (p.dm[1] > 1)
         g_fewout_h_step++;
@@ -1059,10 +1071,10 @@ int main(int argc, char **argv)
     if (fewout)
         printf(" (%d with several weight chunks, %d NCDHW with more than 8 slices, %d with "
                "chunks above 48 KB, %d with H taps dm > 1 rows apart; H windows of 2/3/5/8 "
-               "taps: %d/%d/%d/%d; clusters of 1/2/4/8: %d/%d/%d/%d)", g_fewout_chunked,
-               g_fewout_spanning, g_fewout_big_chunk, g_fewout_h_step, g_fewout_th[2],
-               g_fewout_th[3], g_fewout_th[5], g_fewout_th[8], g_fewout_cs[0], g_fewout_cs[1],
-               g_fewout_cs[2], g_fewout_cs[3]);
+               "taps: %d/%d/%d/%d; clusters of 1/2/4/8: %d/%d/%d/%d; C_out/G 5-8: %d)",
+               g_fewout_chunked, g_fewout_spanning, g_fewout_big_chunk, g_fewout_h_step,
+               g_fewout_th[2], g_fewout_th[3], g_fewout_th[5], g_fewout_th[8], g_fewout_cs[0],
+               g_fewout_cs[1], g_fewout_cs[2], g_fewout_cs[3], g_fewout_wide);
     if (dwlast)
         printf(" (%d with 4 channels a thread, %d NCDHW, %d dilated along W)", g_dwlast_vec,
                g_dwlast_ncdhw, g_dwlast_dilated_w);

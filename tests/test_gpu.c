@@ -516,7 +516,7 @@ static void test_igemm_channels(void)
     }
 }
 
-/* The few-output-channel kernel where it is meant to run: 1-4 output and
+/* The few-output-channel kernel where it is meant to run: 1-8 output and
  * 16-150 input channels a group, so that several weight chunks (many taps:
  * kernels up to 5 at stride 1), partial chunks and partial tiles occur;
  * both layouts, groups, every third problem dilated; a quarter of them one
@@ -535,7 +535,7 @@ static void test_fewout_channels(void)
         p.layout = i % 2 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
         p.groups = rng_int(&r, 1, 2);
         p.in_channels = p.groups * rng_int(&r, 16, 150);
-        p.out_channels = p.groups * rng_int(&r, 1, 4);
+        p.out_channels = p.groups * rng_int(&r, 1, 8);
         if (i % 4 == 3)
             for (int d = 0; d < 3; d++) {
                 p.stride[d] = 1;

@@ -1,7 +1,7 @@
 /* The per-block body of the few-output-channel kernel (params.h says what a
  * block does).  Only the body lives here so that the host emulator can
- * compile it (CONVT3D_GPU_EMULATE).  COG: C_out/G, 1 to 4, so that a tap
- * costs exactly COG FMAs a position; TH: the H taps of a phase at most
+ * compile it (CONVT3D_GPU_EMULATE).  COG: C_out/G, 1 to 8, so that a tap
+ * costs exactly COG FMAs a position (its weights: OCB = 4 or 8 floats); TH: the H taps of a phase at most
  * (kFewThSizes), the H window's rows less kFewR - 1. */
 #ifndef CONVT3D_CUDA_FEWOUT_KERNEL_CUH
 #define CONVT3D_CUDA_FEWOUT_KERNEL_CUH
@@ -38,31 +38,33 @@ CT3D_DEV int few_tap_offset(const few_params &p, const few_dim_phase *const dp[3
     const int ttw = t % tw_n, tth = (t / tw_n) % th_n, ttd = t / (tw_n * th_n);
     const int kd = dp[0]->e.k0 + ttd * p.kstep[0], kh = dp[1]->e.k0 + tth * p.kstep[1],
               kw = dp[2]->e.k0 + ttw * p.kstep[2];
-    return ((kd * p.k[1] + kh) * p.k[2] + kw) * 4;
+    return ((kd * p.k[1] + kh) * p.k[2] + kw) * p.ocb;
 }
 
 /* The weights of input channels [c0, c0 + cn) of group g for the phase's
- * taps, as smem[(t * ck + c) * 4 + oc]: a tap's channels side by side, so
+ * taps, as smem[(t * ck + c) * ocb + oc]: a tap's channels side by side, so
  * that lanes on consecutive channels (NDHWC) load consecutive float4s.  A
- * thread walks units t * cn + c kFewThreads apart, decoding a tap only when
- * its t changes. */
+ * thread walks units (t, c, quarter q of ocb / 4) kFewThreads apart,
+ * decoding a tap only when its t changes. */
 CT3D_DEV void few_stage_weights(const few_params &p, float *smem, int tid, int g, int c0, int cn,
                                 const few_dim_phase *const dp[3], int tw, int th, int taps)
 {
-    const long long kvol4 = (long long)p.k[0] * p.k[1] * p.k[2] * 4;
-    const float *src = p.w + ((long long)g * p.cig + c0) * kvol4;
-    const int dt = kFewThreads / cn, dc = kFewThreads - dt * cn;
-    int t = tid / cn, c = tid - t * cn, tlast = -1, toff = 0;
+    const long long kvolb = (long long)p.k[0] * p.k[1] * p.k[2] * p.ocb;
+    const float *src = p.w + ((long long)g * p.cig + c0) * kvolb;
+    const int nq = p.ocb >> 2, cq = cn * nq; /* float4s of a tap */
+    const int dt = kFewThreads / cq, dc = kFewThreads - dt * cq;
+    int t = tid / cq, u = tid - t * cq, tlast = -1, toff = 0;
     while (t < taps) {
         if (t != tlast) {
             toff = few_tap_offset(p, dp, tw, th, t);
             tlast = t;
         }
-        copy16(smem + (t * p.ck + c) * 4, src + c * kvol4 + toff, true);
+        const int c = nq == 1 ? u : u >> 1, q = u - c * nq;
+        copy16(smem + (t * p.ck + c) * p.ocb + q * 4, src + c * kvolb + toff + q * 4, true);
         t += dt;
-        c += dc;
-        if (c >= cn) {
-            c -= cn;
+        u += dc;
+        if (u >= cq) {
+            u -= cq;
             t++;
         }
     }
@@ -129,6 +131,7 @@ CT3D_DEV void few_sum_and_store(const few_params &p, float *smem, int tid,
 template <int COG, int TH>
 CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g)
 {
+    constexpr int OCB = COG > 4 ? 8 : 4;
     /* the tile, this block's rank in its cluster, and the tile's phase
      * (uniform: at most kFewMaxPhases steps) */
     const int rank = bx & (p.cs - 1);
@@ -179,7 +182,7 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
             acc[j][c] = 0.0f;
 
     /* floats between staged taps: W, H and D neighbours */
-    const int wtw = p.ck * 4, wth = tw_n * wtw, wtd = th_n * wth;
+    const int wtw = p.ck * OCB, wth = tw_n * wtw, wtd = th_n * wth;
     /* the rank's input channels (all of them without a cluster) */
     const int cbeg = (int)((long long)p.cig * rank >> p.lcs),
               cend = (int)((long long)p.cig * (rank + 1) >> p.lcs);
@@ -191,7 +194,7 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
         CT3D_SYNC();
         for (int c = slice; c < cn; c += p.ks) {
             const float *xc = p.x + (long long)(c0 + c) * p.xs[1] + xo;
-            const float *wc = smem + c * 4;
+            const float *wc = smem + c * OCB;
             CT3D_NOUNROLL
             for (int td = 0; td < td_n; td++) {
                 if (!((dmask >> td) & 1u))
@@ -211,8 +214,16 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
                     for (int th = 0; th < TH; th++) {
                         if (th >= th_n)
                             break;
-                        const float4 w4 = *reinterpret_cast<const float4 *>(wt + th * wth);
-                        const float wv[4] = {w4.x, w4.y, w4.z, w4.w};
+                        float wv[OCB];
+                        CT3D_UNROLL
+                        for (int q = 0; q < OCB; q += 4) {
+                            const float4 w4 =
+                                *reinterpret_cast<const float4 *>(wt + th * wth + q);
+                            wv[q] = w4.x;
+                            wv[q + 1] = w4.y;
+                            wv[q + 2] = w4.z;
+                            wv[q + 3] = w4.w;
+                        }
                         CT3D_UNROLL
                         for (int j = 0; j < kFewR; j++)
                             CT3D_UNROLL

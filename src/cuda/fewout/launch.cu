@@ -1,5 +1,5 @@
 /* The few-output-channel kernel's __global__ wrapper, its instantiations
- * (C_out/G 1 to 4 x the H window's kFewThSizes), its launch and the
+ * (C_out/G 1 to 8 x the H window's kFewThSizes), its launch and the
  * family's registry entry (params.h; body in kernel.cuh; host side in
  * plan.cu). */
 #include "../common/launch_util.h"
@@ -11,12 +11,13 @@ namespace ct3d {
 
 namespace {
 
-/* 256 threads, 4 blocks a multiprocessor at least (<= 64 registers; CUDA 13,
- * sm_90: no spill at any COG and TH): the body holds 4 x C_out/G sums and a
- * window of TH + 3 inputs, and each warp waits on L1 loads, so it wants
+/* 256 threads, 4 blocks a multiprocessor at least for C_out/G <= 4 (<= 64
+ * registers; CUDA 13, sm_90: no spill at any TH), 3 above (<= 80: at 64
+ * the 32 sums of C_out/G = 8 spilled): the body holds 4 x C_out/G sums and
+ * a window of TH + 3 inputs, and each warp waits on L1 loads, so it wants
  * many warps. */
 template <int COG, int TH>
-__global__ void __launch_bounds__(kFewThreads, 4) fewout_kernel(const few_params p)
+__global__ void __launch_bounds__(kFewThreads, COG > 4 ? 3 : 4) fewout_kernel(const few_params p)
 {
     extern __shared__ __align__(16) float smem[];
     few_block<COG, TH>(p, smem, threadIdx.x, blockIdx.x, blockIdx.y);
@@ -44,6 +45,10 @@ few_fn few_kernel_for(int cog, int th)
     case 2: return few_kernel_th<2>(th);
     case 3: return few_kernel_th<3>(th);
     case 4: return few_kernel_th<4>(th);
+    case 5: return few_kernel_th<5>(th);
+    case 6: return few_kernel_th<6>(th);
+    case 7: return few_kernel_th<7>(th);
+    case 8: return few_kernel_th<8>(th);
     default: return nullptr;
     }
 }

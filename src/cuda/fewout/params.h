@@ -1,4 +1,4 @@
-/* The few-output-channel kernel ("fewout"): C_out/G <= 4, any C_in/G, both
+/* The few-output-channel kernel ("fewout"): C_out/G <= 8, any C_in/G, both
  * layouts, f32.  Its parameters; no CUDA API, so the host planning code and
  * the emulator include it without a GPU.
  *
@@ -38,13 +38,14 @@
  *
  * Thread mapping: NCDHW, slots fastest, W fastest among a slot's groups
  * (consecutive lanes read x at consecutive W inputs of one row; the
- * weights, the same for the warp, are one broadcast 16-byte load a tap;
- * where small grids take more than 8 slices, a warp spans 32 / ps slices,
- * whose weights are that many neighbouring float4s, no bank conflict);
- * NDHWC, slices fastest (consecutive lanes read consecutive channels of one
- * input position).  The weights of a chunk of input channels for the
- * phase's taps are staged in shared memory [tap][channel][4] (packed at
- * planning with ocb 4: a tap's channels are one float4).  x is read through
+ * weights, the same for the warp, are one or two broadcast 16-byte loads a
+ * tap; where small grids take more than 8 slices, a warp spans 32 / ps
+ * slices, whose weights are that many neighbouring float4s, no bank
+ * conflict); NDHWC, slices fastest (consecutive lanes read consecutive
+ * channels of one input position).  The weights of a chunk of input
+ * channels for the phase's taps are staged in shared memory
+ * [tap][channel][ocb] (packed at planning with ocb 4 for C_out/G <= 4, 8
+ * above: a tap's output channels are one or two float4s).  x is read through
  * the read-only cache (each input is read by the phase's taps of
  * neighbouring outputs, which L1 serves).
  * Body: kernel.cuh; launch: launch.cu; planning: plan.cu. */
@@ -57,7 +58,7 @@ namespace ct3d {
 
 constexpr int kFewThreads = 256;
 constexpr int kFewR = 4;           /* positions a thread: a group along H */
-constexpr int kFewMaxCog = 4;      /* output channels a group (one float4 of weights) */
+constexpr int kFewMaxCog = 8;      /* output channels a group (two float4s of weights) */
 constexpr int kFewMaxPhases = 64;  /* sd * sh * sw: the tile table below */
 constexpr int kFewMaxTaps = 8;     /* taps of one dim's phase: 8 bits of a mask */
 /* The body is compiled for TH H taps a phase at most, TH one of these
@@ -84,12 +85,13 @@ struct few_dim_phase {
 
 struct few_params {
     const float *x;
-    const float *w; /* packed [g][ic][kd][kh][kw][4] (ocb 4, nocb 1) */
+    const float *w; /* packed [g][ic][kd][kh][kw][ocb] (nocb 1) */
     const float *bias;
     float *y;
     long long xs[5], ys[5];
     int xstep[3]; /* x elements between consecutive taps of a phase: dm * xs, per dim */
     int n, cig, cog;
+    int ocb; /* floats of a tap's weights: 4 (C_out/G <= 4) or 8, one or two float4s */
     int in[3], k[3], s[3], p[3], dm[3], kstep[3];
     few_dim_phase ph[3][kMaxPhaseStride];
     /* phase (rd, rh, rw) = index (rd * s[1] + rh) * s[2] + rw has the blocks

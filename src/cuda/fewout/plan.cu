@@ -116,11 +116,11 @@ bool fill_dim(const convt3d_shape *s, int d, few_params *p, int *tmax)
     return true;
 }
 
-/* Staged weight channels a slice: a chunk of `bytes` holds bytes / 16
- * (input channel, tap) pairs, a float4 each. */
-long long chunk_channels_a_slice(int tmax, int ks, int bytes)
+/* Staged weight channels a slice: a chunk of `bytes` holds bytes / (4 ocb)
+ * (input channel, tap) pairs, ocb floats each; `taps` of them a channel. */
+long long chunk_channels_a_slice(int taps, int ocb, int ks, int bytes)
 {
-    return bytes / 16 / (tmax > 0 ? tmax : 1) / ks;
+    return bytes / (4 * ocb) / (taps > 0 ? taps : 1) / ks;
 }
 
 /* Blocks of a group: each phase's position groups in tiles of `slots`. */
@@ -159,7 +159,7 @@ struct few_split {
     int ks, cs;
 };
 
-few_split split_for_small_grids(const convt3d_shape *s, int tmax, int ks, int cs_max,
+few_split split_for_small_grids(const convt3d_shape *s, int tmax, int ocb, int ks, int cs_max,
                                 const long long *count, int nphases)
 {
     few_split r = {ks, 1};
@@ -168,7 +168,7 @@ few_split split_for_small_grids(const convt3d_shape *s, int tmax, int ks, int cs
            tiles * r.cs < kFewFullGrid)
         r.cs *= 2;
     while (r.ks * 2 <= kFewThreads && (long long)r.ks * 4 * r.cs <= s->cig &&
-           chunk_channels_a_slice(tmax, r.ks * 2, kFewSmemSmallGrid) >= 1 &&
+           chunk_channels_a_slice(tmax, ocb, r.ks * 2, kFewSmemSmallGrid) >= 1 &&
            phase_tiles(count, nphases, kFewThreads / r.ks) * s->groups * r.cs < kFewFullGrid)
         r.ks *= 2;
     return r;
@@ -186,6 +186,7 @@ bool plan_fewout(const convt3d_shape *s, int cs_max, few_params *out, size_t *sm
     p.n = (int)s->n;
     p.cig = (int)s->cig;
     p.cog = (int)s->cog;
+    p.ocb = s->cog > 4 ? 8 : 4;
     for (int d = 0; d < 5; d++) {
         p.xs[d] = s->x_stride[d];
         p.ys[d] = s->y_stride[d];
@@ -227,9 +228,9 @@ bool plan_fewout(const convt3d_shape *s, int cs_max, few_params *out, size_t *sm
         p.ks = 8;
     /* The weight chunk: as many slices' channels as fit in shared memory
      * (fewer slices where not even one channel a slice does). */
-    while (chunk_channels_a_slice(tmax, p.ks, kFewSmemMax) < 1 && p.ks > 1)
+    while (chunk_channels_a_slice(tmax, p.ocb, p.ks, kFewSmemMax) < 1 && p.ks > 1)
         p.ks /= 2;
-    if (chunk_channels_a_slice(tmax, p.ks, kFewSmemMax) < 1) {
+    if (chunk_channels_a_slice(tmax, p.ocb, p.ks, kFewSmemMax) < 1) {
         snprintf(why, why_size, "a phase's %d taps x %d slices of weights exceed %d bytes of "
                  "shared memory", tmax, p.ks, kFewSmemMax);
         return false;
@@ -248,7 +249,8 @@ bool plan_fewout(const convt3d_shape *s, int cs_max, few_params *out, size_t *sm
         }
     }
     const few_split split = split_for_small_grids(
-        s, tmax, p.ks, cs_max >= 1 && cs_max <= kFewMaxCluster ? cs_max : kFewMaxCluster, count,
+        s, tmax, p.ocb, p.ks, cs_max >= 1 && cs_max <= kFewMaxCluster ? cs_max : kFewMaxCluster,
+        count,
         p.nphases);
     p.ks = split.ks;
     p.cs = split.cs;
@@ -258,9 +260,10 @@ bool plan_fewout(const convt3d_shape *s, int cs_max, few_params *out, size_t *sm
     p.lcs = log2_of(p.cs);
     /* the usual 48 KB chunk, unless the small-grid slices need more; a rank
      * sums ceil(cig / cs) input channels at most */
-    const int budget = chunk_channels_a_slice(tmax, p.ks, kFewSmemMax) >= 1 ? kFewSmemMax
-                                                                            : kFewSmemSmallGrid;
-    const long long per_slice = chunk_channels_a_slice(tmax, p.ks, budget),
+    const int budget = chunk_channels_a_slice(tmax, p.ocb, p.ks, kFewSmemMax) >= 1
+                           ? kFewSmemMax
+                           : kFewSmemSmallGrid;
+    const long long per_slice = chunk_channels_a_slice(tmax, p.ocb, p.ks, budget),
                     need = ceil_div(ceil_div(s->cig, p.cs), p.ks);
     p.ck = (int)(p.ks * (per_slice < need ? per_slice : need));
 
@@ -276,7 +279,7 @@ bool plan_fewout(const convt3d_shape *s, int cs_max, few_params *out, size_t *sm
     }
     for (int ph = p.nphases; ph <= kFewMaxPhases; ph++)
         p.tile0[ph] = (int)tiles; /* the block's phase search stops at the end */
-    const size_t wbytes = (size_t)tmax * p.ck * 16,
+    const size_t wbytes = (size_t)tmax * p.ck * p.ocb * sizeof(float),
                  sbytes = (size_t)kFewThreads * kFewR * s->cog * sizeof(float);
     *out = p;
     *smem = wbytes > sbytes ? wbytes : sbytes;
@@ -348,6 +351,8 @@ static long long most_taps_a_phase(const convt3d_shape *s)
 bool fewout_preferred(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov)
 {
     char why[160];
+    if (s->cog > 4)
+        return false; /* 5-8 output channels: forced only (not measured against the walk) */
     if (cuda_entry_applicable(cuda_f32_igemm_8x8, s, lim, why, sizeof why) &&
         !igemm_entry_passed_over(cuda_f32_igemm_8x8, s, lim, ov, why, sizeof why))
         return true;
@@ -385,8 +390,8 @@ bool fewout_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_
     if (!plan_fewout(s, cs_max, &fp->p, &k->smem_bytes, fp->grid, why, why_size) ||
         !smem_fits(k->smem_bytes, lim, why, why_size))
         return false;
-    /* a tap's C_out/G <= 4 weights are one float4: ocb 4, one block */
-    k->ocb = 4;
+    /* a tap's C_out/G <= 8 weights are one or two float4s: one block */
+    k->ocb = fp->p.ocb;
     k->nocb = 1;
     k->threads = kFewThreads;
     k->blocks = (long long)fp->grid[0] * fp->grid[1];
