@@ -7,8 +7,9 @@
  * bench/inputs/classes.txt and on a grid of dilated, strided and grouped
  * problems in both layouts.  Few output channels (igemm/plan.cu,
  * igemm_preferred; fewout/plan.cu, fewout_preferred): with C_out/G <= 4
- * never the implicit-GEMM FMA engine, and C_in/G >= 16 with C_in/G x taps
- * >= 256 or one group on at most 250,000 positions to cuda/f32_fewout_ksplit.  Depthwise problems in NDHWC (the ndhwc_depthwise
+ * never the implicit-GEMM FMA engine; C_in/G >= 16 with C_in/G x taps >= 256
+ * (C_out/G <= 8), or C_out/G <= 4 in one group on at most 250,000
+ * positions, to cuda/f32_fewout_ksplit.  Depthwise problems in NDHWC (the ndhwc_depthwise
  * class, the suite's depthwise shape, a grid) get cuda/f32_dwlast, their
  * NCDHW twins the depthwise tile kernel.  CONVT3D_TEST_WALK=1 prints every choice of the
  * class list.  SKIPs in a build without CUDA. */
@@ -138,9 +139,10 @@ static void test_grid(void)
 /* Whether the walk's choice for p agrees with the few-output-channel rule
  * (fewout/plan.cu, fewout_preferred): with C_out/G <= 4 the implicit-GEMM
  * FMA engine is never chosen (the few-output kernel takes what it would
- * take), and C_in/G >= 16 with a phase's K (C_in/G x its taps) >= 256, or
- * one group on at most 250,000 positions, goes to the few-output kernel;
- * prints p if not.  *small counts the problems the second part covers. */
+ * take), and C_in/G >= 16 with a phase's K (C_in/G x its taps) >= 256 (C_out/G
+ * <= 8), or C_out/G <= 4 in one group on at most 250,000 positions, goes
+ * to the few-output kernel; prints p if not.  *small counts the problems
+ * the second part covers. */
 static long long gcd_ll(long long a, long long b)
 {
     while (b) {
@@ -169,9 +171,9 @@ static int fewout_rule_ok(const convt3d_problem *p, const char *what, int *small
     if (convt3d_shape_from_problem(p, &s) != CONVT3D_SUCCESS)
         return 1;
     const char *name = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
-    const int want_fewout = s.cig >= 16 && s.cog <= 4 &&
+    const int want_fewout = s.cig >= 16 && s.cog <= 8 &&
                             (s.cig * most_phase_taps(p) >= 256 ||
-                             (s.groups == 1 && s.n * s.out_spatial <= 250000));
+                             (s.cog <= 4 && s.groups == 1 && s.n * s.out_spatial <= 250000));
     *small += want_fewout;
     const int ok = name && !(s.cog <= 4 && strcmp(name, "cuda/f32_igemm_8x8") == 0) &&
                    (!want_fewout || strcmp(name, FEWOUT) == 0);
@@ -185,7 +187,7 @@ static int fewout_rule_ok(const convt3d_problem *p, const char *what, int *small
 }
 
 /* The out_c1_3 class (k4 s2 p1 decoder heads, both layouts) and a grid of
- * problems with 1-4 output and 8-128 input channels a group (strides 1-3,
+ * problems with 1-8 output and 8-128 input channels a group (strides 1-3,
  * dilation, groups, both layouts; 6^3 and 16^3 inputs) follow the
  * few-output rule above. */
 static void test_fewout_rule(void)
@@ -203,10 +205,10 @@ static void test_fewout_rule(void)
     }
     CU_ASSERT(in_class >= 3);
     cases_free(&cl);
-    static const int cigs[] = {8, 16, 128}, cogs[] = {1, 2, 3, 4};
+    static const int cigs[] = {8, 16, 128}, cogs[] = {1, 2, 3, 4, 6, 8};
     int ran = 0, grid_small = 0;
     for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 4; b++)
+        for (int b = 0; b < 6; b++)
             for (int st = 1; st <= 3; st++)
                 for (int v = 0; v < 16; v++) {
                     const int g = v & 1 ? 2 : 1, k = st == 2 ? 4 : 3, side = v & 8 ? 6 : 16;

@@ -312,8 +312,16 @@ bool fewout_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
            smem_fits(smem, lim, why, why_size);
 }
 
-/* Where the walk takes this kernel for C_out/G <= 4 (it comes before the
- * implicit-GEMM and phase kernels).
+/* Where the walk takes this kernel (it comes before the implicit-GEMM and
+ * phase kernels).
+ * - C_in/G >= 16 with a long phase sum, K = C_in/G x taps >= kFewOutLongK,
+ *   any C_out/G <= 8, any number of positions or groups (below).  For
+ *   C_out/G 5-8 that is all (round 16, `--all-kernels` on the 57 problems
+ *   of C_out/G 5-8 of `--random 400`, seeds 1 and 2: with K >= 256 and
+ *   C_in/G >= 16 faster than the kernel the walk took, igemm or phase, on
+ *   21 of 25, 1.1-7.7x, slower on 4 by 1.1-1.4x; shorter sums lost to the
+ *   phase kernel's 4-8 channels a thread more often than they won).
+ * For C_out/G <= 4, also:
  * - What the implicit-GEMM FMA engine would take: on the H200 (bench/NOTES.md
  *   round 12, `--all-kernels`) this kernel was faster on 21 of the 23
  *   problems of C_out/G <= 4 that engine took (geomean 2.2x: the engine's
@@ -350,16 +358,15 @@ static long long most_taps_a_phase(const convt3d_shape *s)
 
 bool fewout_preferred(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov)
 {
-    char why[160];
+    if (s->cig >= 16 && s->cig * most_taps_a_phase(s) >= kFewOutLongK)
+        return true;
     if (s->cog > 4)
-        return false; /* 5-8 output channels: forced only (not measured against the walk) */
+        return false;
+    char why[160];
     if (cuda_entry_applicable(cuda_f32_igemm_8x8, s, lim, why, sizeof why) &&
         !igemm_entry_passed_over(cuda_f32_igemm_8x8, s, lim, ov, why, sizeof why))
         return true;
-    if (s->cig < 16)
-        return false;
-    return s->cig * most_taps_a_phase(s) >= kFewOutLongK ||
-           (s->groups == 1 && s->n * s->out_spatial <= kFewOutPhasePositions);
+    return s->cig >= 16 && s->groups == 1 && s->n * s->out_spatial <= kFewOutPhasePositions;
 }
 
 bool fewout_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
@@ -369,9 +376,10 @@ bool fewout_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     (void)e;
     if (fewout_preferred(s, lim, ov))
         return false;
-    snprintf(why, why_size, "automatically where the implicit-GEMM engine would take the "
-             "problem, or for C_in/G >= 16 with C_in/G x taps >= %lld or one group on <= %lld "
-             "positions only", kFewOutLongK, kFewOutPhasePositions);
+    snprintf(why, why_size, "automatically for C_in/G >= 16 with C_in/G x taps >= %lld, or "
+             "with C_out/G <= 4 where the implicit-GEMM engine would take the problem or for "
+             "one group with C_in/G >= 16 on <= %lld positions only", kFewOutLongK,
+             kFewOutPhasePositions);
     return true;
 }
 
