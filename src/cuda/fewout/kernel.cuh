@@ -1,8 +1,9 @@
 /* The per-block body of the few-output-channel kernel (params.h says what a
  * block does).  Only the body lives here so that the host emulator can
  * compile it (CONVT3D_GPU_EMULATE).  COG: C_out/G, 1 to 8, so that a tap
- * costs exactly COG FMAs a position (its weights: OCB = 4 or 8 floats); TH: the H taps of a phase at most
- * (kFewThSizes), the H window's rows less kFewR - 1. */
+ * costs exactly COG FMAs a position (its weights: OCB = 4 or 8 floats);
+ * TH: the H taps of a phase at most (kFewThSizes), the H window's rows less
+ * kFewR - 1. */
 #ifndef CONVT3D_CUDA_FEWOUT_KERNEL_CUH
 #define CONVT3D_CUDA_FEWOUT_KERNEL_CUH
 

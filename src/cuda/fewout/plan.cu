@@ -248,10 +248,8 @@ bool plan_fewout(const convt3d_shape *s, int cs_max, few_params *out, size_t *sm
             return false;
         }
     }
-    const few_split split = split_for_small_grids(
-        s, tmax, p.ocb, p.ks, cs_max >= 1 && cs_max <= kFewMaxCluster ? cs_max : kFewMaxCluster,
-        count,
-        p.nphases);
+    const int cs_most = cs_max >= 1 && cs_max <= kFewMaxCluster ? cs_max : kFewMaxCluster;
+    const few_split split = split_for_small_grids(s, tmax, p.ocb, p.ks, cs_most, count, p.nphases);
     p.ks = split.ks;
     p.cs = split.cs;
     p.ps = kFewThreads / p.ks;
