@@ -24,10 +24,12 @@
  *      any kernel, padding and dilation, f32, f16 and bf16 data: channels in
  *      the lanes (4 a thread where C % 4 == 0 and the pointers allow),
  *      runs of 4 W outputs of one stride phase a thread;
- *   1b. the few-output-channel kernel (fewout/): forced only (C_out/G <= 4,
- *      any C_in/G; the phase and implicit-GEMM kernels beat it on every
- *      problem of round 11's H200 sweep): positions in the threads, the K
- *      sum split over a block's threads and added in a fixed order;
+ *   1b. the few-output-channel kernel (fewout/) for C_out/G <= 8, any C_in/G
+ *      (fewout/plan.cu, fewout_preferred: C_in/G >= 16 with C_in/G x taps
+ *      >= 256; with C_out/G <= 4 also what the FMA implicit-GEMM engine
+ *      would take, and one group on at most 250,000 positions): positions
+ *      in the threads, the K sum split over a block's threads (and a
+ *      cluster's blocks on small grids) and added in a fixed order;
  *   2. the implicit-GEMM kernel (igemm/) for NCDHW problems with
  *      C_in/G >= 16, Cog >= 32 and at most 2 taps in every W phase or fewer
  *      outputs than the GPU holds threads (either layout), for C_out/G <= 3
