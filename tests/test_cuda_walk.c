@@ -136,13 +136,8 @@ static void test_grid(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
-/* Whether the walk's choice for p agrees with the few-output-channel rule
- * (fewout/plan.cu, fewout_preferred): with C_out/G <= 4 the implicit-GEMM
- * FMA engine is never chosen (the few-output kernel takes what it would
- * take), and C_in/G >= 16 with a phase's K (C_in/G x its taps) >= 256 (C_out/G
- * <= 8), or C_out/G <= 4 in one group on at most 250,000 positions, goes
- * to the few-output kernel; prints p if not.  *small counts the problems
- * the second part covers. */
+/* gcd, written here rather than taken from the planners, so that the
+ * rule below is stated independently of the code it checks. */
 static long long gcd_ll(long long a, long long b)
 {
     while (b) {
@@ -165,6 +160,13 @@ static long long most_phase_taps(const convt3d_problem *p)
     return taps;
 }
 
+/* Whether the walk's choice for p agrees with the few-output-channel rule
+ * (fewout/plan.cu, fewout_preferred): with C_out/G <= 4 the implicit-GEMM
+ * FMA engine is never chosen (the few-output kernel takes what it would
+ * take), and C_in/G >= 16 with a phase's K (C_in/G x its taps) >= 256 (C_out/G
+ * <= 8), or C_out/G <= 4 in one group on at most 250,000 positions, goes
+ * to the few-output kernel; prints p if not.  *small counts the problems
+ * the second part covers. */
 static int fewout_rule_ok(const convt3d_problem *p, const char *what, int *small)
 {
     convt3d_shape s;

@@ -34,6 +34,31 @@ inline cudaError_t raise_smem_cap(const void *fn, int smem_optin)
     return err;
 }
 
+/* Launches fn(p) on grid x block with smem bytes of dynamic shared memory,
+ * in clusters of cs blocks along x when cs > 1 (grid.x a multiple of cs),
+ * and returns the launch's error. */
+template <class P>
+inline cudaError_t launch_in_clusters(void (*fn)(P), dim3 grid, dim3 block, size_t smem,
+                                      cudaStream_t stream, int cs, const P &p)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)cs;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = cs > 1 ? 1 : 0;
+    cudaError_t err = cudaLaunchKernelEx(&cfg, fn, p);
+    if (err == cudaSuccess)
+        err = cudaGetLastError();
+    return err;
+}
+
 } // namespace ct3d
 
 #endif

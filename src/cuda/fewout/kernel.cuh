@@ -111,12 +111,9 @@ CT3D_DEV void few_sum_and_store(const few_params &p, float *smem, int tid,
         if (q.q[1] >= dp[1]->e.qcount)
             continue;
         const int at = pos * COG + oc;
-        float sum = smem[at];
-        if (p.cs > 1) {
-            sum = CT3D_CLUSTER_SMEM(smem, 0)[at];
-            for (int k = 1; k < p.cs; k++)
-                sum += CT3D_CLUSTER_SMEM(smem, k)[at];
-        }
+        float sum = p.cs > 1 ? CT3D_CLUSTER_SMEM(smem, 0)[at] : smem[at];
+        for (int k = 1; k < p.cs; k++)
+            sum += CT3D_CLUSTER_SMEM(smem, k)[at];
         if (p.bias)
             sum += CT3D_LDG(p.bias + (long long)g * p.cog + oc);
         long long yo = (long long)q.n * p.ys[0] + ((long long)g * p.cog + oc) * p.ys[1];

@@ -66,22 +66,9 @@ cudaError_t fewout_launch(const cuda_plan &k, const convt3d_shape *s, const cuda
     const few_fn fn = few_kernel_for(p.cog, p.th);
     if (!fn)
         return cudaErrorInvalidDeviceFunction;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(fp.grid[0], fp.grid[1]);
-    cfg.blockDim = dim3(kFewThreads);
-    cfg.dynamicSmemBytes = k.smem_bytes;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)p.cs; /* grid[0] is a multiple of it */
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = p.cs > 1 ? 1 : 0;
-    cudaError_t err = cudaLaunchKernelEx(&cfg, fn, p);
-    if (err == cudaSuccess)
-        err = cudaGetLastError();
-    return err;
+    /* grid[0] is a multiple of the cluster size */
+    return launch_in_clusters(fn, dim3(fp.grid[0], fp.grid[1]), dim3(kFewThreads),
+                              k.smem_bytes, stream, p.cs, p);
 }
 
 /* Small grids stage up to kFewSmemSmallGrid bytes of weights: the cap of

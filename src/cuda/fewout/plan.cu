@@ -313,29 +313,26 @@ bool fewout_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
 /* Where the walk takes this kernel (it comes before the implicit-GEMM and
  * phase kernels).
  * - C_in/G >= 16 with a long phase sum, K = C_in/G x taps >= kFewOutLongK,
- *   any C_out/G <= 8, any number of positions or groups (below).  For
- *   C_out/G 5-8 that is all (round 16, `--all-kernels` on the 57 problems
- *   of C_out/G 5-8 of `--random 400`, seeds 1 and 2: with K >= 256 and
- *   C_in/G >= 16 faster than the kernel the walk took, igemm or phase, on
- *   21 of 25, 1.1-7.7x, slower on 4 by 1.1-1.4x; shorter sums lost to the
- *   phase kernel's 4-8 channels a thread more often than they won).
+ *   any C_out/G <= 8, any number of positions or groups: the phase kernel
+ *   sums an output's whole K in one thread.  Round 16 (clusters of blocks
+ *   on small grids; `--all-kernels` on the problems of C_in/G >= 16 of
+ *   `--random 400`, seeds 1 and 2): for C_out/G <= 4 this kernel was faster
+ *   than the best phase variant on 25 of 27 (1.05-9x; up to 1.3 million
+ *   positions, 1-4 groups), slower on one by 1.3x; for C_out/G 5-8 faster
+ *   than the kernel the walk took, igemm or phase, on 21 of 25 (1.1-7.7x),
+ *   slower on 4 by 1.1-1.4x.  With K < 256 and more than 250,000 positions
+ *   or groups, the phase kernel was faster on 9 of 11 (1.1-2.8x: short sums
+ *   leave this kernel's slices little to split), and for C_out/G 5-8 the
+ *   phase kernel's 4-8 channels a thread won more often than not.
  * For C_out/G <= 4, also:
  * - What the implicit-GEMM FMA engine would take: on the H200 (bench/NOTES.md
  *   round 12, `--all-kernels`) this kernel was faster on 21 of the 23
  *   problems of C_out/G <= 4 that engine took (geomean 2.2x: the engine's
  *   output-channel block is then 7/8 empty).
- * - From the phase kernel, which sums an output's whole K = C_in/G x taps
- *   in one thread, problems of C_in/G >= 16 with either K >= kFewOutLongK
- *   (any number of positions or groups) or one group on up to
- *   kFewOutPhasePositions positions.  Round 16 (clusters of blocks on small
- *   grids; `--all-kernels` on the 129 problems of C_out/G <= 4 and C_in/G
- *   >= 16 of `--random 400`, seeds 1 and 2): with K >= 256 this kernel was
- *   faster than the best phase variant on 25 of 27 (1.05-9x; up to 1.3
- *   million positions, 1-4 groups), slower on one by 1.3x; with K < 256
- *   and more than 250,000 positions or groups, the phase kernel was faster
- *   on 9 of 11 (1.1-2.8x: short sums leave this kernel's slices little to
- *   split).  Few input channels a group stay with the phase kernel (it won
- *   most of those; depthwise problems have their own kernels before). */
+ * - One group with C_in/G >= 16 on up to kFewOutPhasePositions positions
+ *   (round 12: faster than the phase kernel on 8 of 8).
+ * Few input channels a group stay with the phase kernel (it won most of
+ * those; depthwise problems have their own kernels before). */
 constexpr long long kFewOutPhasePositions = 250000;
 constexpr long long kFewOutLongK = 256;
 

@@ -130,22 +130,8 @@ cudaError_t igemm_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_
     /* whole clusters, within the grid limit */
     const long long cap = (0x7fffffffLL / p.cs) * p.cs;
     const long long blocks = p.ntiles * p.cs;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(blocks < cap ? blocks : cap));
-    cfg.blockDim = dim3(32 * t.wm * t.wn);
-    cfg.dynamicSmemBytes = k.smem_bytes;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)p.cs;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = p.cs > 1 ? 1 : 0;
-    cudaError_t err = cudaLaunchKernelEx(&cfg, fn, p);
-    if (err == cudaSuccess)
-        err = cudaGetLastError();
-    return err;
+    return launch_in_clusters(fn, dim3((unsigned)(blocks < cap ? blocks : cap)),
+                              dim3(32 * t.wm * t.wn), k.smem_bytes, stream, p.cs, p);
 }
 
 const igemm_variant kTf32 = {IGEMM_TF32}, k3xTf32 = {IGEMM_3XTF32}, kHalf = {IGEMM_HALF};
