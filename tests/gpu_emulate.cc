@@ -7,7 +7,7 @@
 // src/cuda/*/plan.cu, compiled for the host under ASan and UBSan); not part
 // of make check (it needs a C++ compiler and CUDA's headers).
 //
-//   gpu_emulate phase|igemm|dwtile|dwlast|fewout COUNT SEED [KERNEL|MATH|TYPE]
+//   gpu_emulate phase|igemm|dwtile|dwlast|fewout|tcwin COUNT SEED [KERNEL|MATH|TYPE]
 //
 // COUNT random problems (even ones with small-integer data, compared
 // exactly; odd ones uniform, relative L2 error <= 1e-5), plans from the
@@ -24,7 +24,10 @@
 // with 1-70 channels, mostly NDHWC, both builds (4 channels a thread and 1), TYPE as
 // dwtile's; fewout: C_out/G 1-4,
 // C_in/G 1-40 (several weight chunks where the taps are many), both
-// layouts, dilation in every dim, groups, bias half the time.
+// layouts, dilation in every dim, groups, bias half the time; tcwin: the
+// tensor-core window kernel, MATH tf32 (or ""), 3xtf32, f16 or bf16, both
+// layouts, C_out/G up to 72 (several channel blocks), problems whose
+// phases have more than kTcwMaxTaps taps skipped.
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -41,6 +44,8 @@
 #include "cuda/dwtile/plan.h"
 #include "cuda/fewout/kernel.cuh"
 #include "cuda/fewout/plan.h"
+#include "cuda/tcwin/kernel.cuh"
+#include "cuda/tcwin/plan.h"
 #include "cuda/igemm/kernel.cuh"
 #include "cuda/igemm/plan.h"
 #include "cuda/phase/kernel.cuh"
@@ -901,6 +906,88 @@ int run_fewout(int i)
     return check(d, y, what) ? 0 : 1;
 }
 
+/* ---- the tensor-core window kernel --------------------------------------- */
+
+template <int MATH, class T>
+void tcwin_body(const emu_thread &t)
+{
+    const tcw_params &p = *static_cast<const tcw_params *>(t.params);
+    for (long long b = 0; b < p.nblocks; b++) {
+        tcw_block<MATH, T>(p, t.smem[t.rank], t.tid, b);
+        ct3d_emulate_sync(); /* as the __global__ loop between boxes */
+    }
+}
+
+int g_tcwin_boxes[5]; /* problems by box shape (D rows 1, 2, 4, 8, 16) */
+int g_tcwin_chunks;   /* problems with several chunks of 8 input channels */
+int g_tcwin_ragged;   /* problems with C_in/G not a multiple of 8 */
+int g_tcwin_dilated;  /* problems with a dilation above 1 */
+
+/* Random problems of 1-40 channels a group (C_out/G above 32 half the
+ * time: several channel blocks), 9-40 inputs along W, both layouts, strides
+ * up to 3, dilation;
+ * every other one small-integer data (bit-exact in EXACT and 3xTF32's
+ * products). */
+template <int MATH, class T>
+int run_tcwin_as(int i, convt3d_dtype type)
+{
+    const convt3d_layout layout = rand_in(0, 1) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+    convt3d_problem prob = random_problem(40, i % 2 ? 72 : 40, 3, true, layout);
+    /* W phases of 9-40 positions: both halves of a box row's m16 tile (the
+     * second half, rows g + 8 of the A fragments, holds positions 8-15) */
+    for (;;) {
+        convt3d_problem q = prob;
+        q.in_size[2] = rand_in(9, 40);
+        if (convt3d_validate(&q) == CONVT3D_SUCCESS) {
+            prob = q;
+            break;
+        }
+    }
+    const problem_data d = make_data(prob, i % 2 == 0, type);
+    tcw_params p;
+    size_t smem;
+    char why[200];
+    if (!plan_tcwin(&d.s, kH200.smem_optin, &p, &smem, why, sizeof why))
+        return -1;
+    std::vector<float> w = pack_weights(d, kTcwOcb, p.nocb);
+    if (MATH == TCW_TF32) /* the entry's tf32_weights: rounded once at planning */
+        for (float &v : w)
+            v = tf32_value(to_tf32(v));
+    std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
+    std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
+    p.x = reinterpret_cast<const float *>(x.data());
+    p.w = w.data();
+    p.bias = d.p.has_bias ? reinterpret_cast<const float *>(b.data()) : nullptr;
+    p.y = reinterpret_cast<float *>(y.data());
+    emulate_cluster(1, kTcwThreads, smem / sizeof(float), tcwin_body<MATH, T>, &p);
+    std::vector<float> yf(y.size());
+    for (size_t e = 0; e < y.size(); e++)
+        yf[e] = widen(y[e]);
+    for (int k = 0; k < 5; k++)
+        g_tcwin_boxes[k] += p.td == 1 << k;
+    g_tcwin_chunks += p.nchunks > 1;
+    g_tcwin_ragged += d.s.cig % kTcwCk != 0;
+    g_tcwin_dilated += p.dm[0] > 1 || p.dm[1] > 1 || p.dm[2] > 1;
+    static const char *const names[] = {"tf32", "3xtf32", "exact"};
+    char what[96];
+    snprintf(what, sizeof what, "tcwin %s %s box %dx%dx%d", names[MATH], convt3d_dtype_name(type),
+             p.td, p.th, kTcwW);
+    const double tol = MATH == TCW_TF32 ? 1e-3 : MATH == TCW_3XTF32 ? 1e-5
+                       : type == CONVT3D_F16 ? 1e-3 : 8e-3;
+    return check(d, yf, what, tol) ? 0 : 1;
+}
+
+int run_tcwin(int i, const char *mode)
+{
+    if (strcmp(mode, "3xtf32") == 0)
+        return run_tcwin_as<TCW_3XTF32, float>(i, CONVT3D_F32);
+    if (strcmp(mode, "f16") == 0)
+        return run_tcwin_as<TCW_EXACT, f16_t>(i, CONVT3D_F16);
+    if (strcmp(mode, "bf16") == 0)
+        return run_tcwin_as<TCW_EXACT, bf16_t>(i, CONVT3D_BF16);
+    return run_tcwin_as<TCW_TF32, float>(i, CONVT3D_F32);
+}
+
 } // namespace
 
 void ct3d_emulate_sync(void) { pthread_barrier_wait(t_block_bar); }
@@ -1039,14 +1126,15 @@ int main(int argc, char **argv)
 {
     if (argc < 4 || (strcmp(argv[1], "phase") != 0 && strcmp(argv[1], "igemm") != 0 &&
                      strcmp(argv[1], "dwtile") != 0 && strcmp(argv[1], "fewout") != 0 &&
-                     strcmp(argv[1], "dwlast") != 0)) {
+                     strcmp(argv[1], "dwlast") != 0 && strcmp(argv[1], "tcwin") != 0)) {
         fprintf(stderr,
-                "usage: %s phase|igemm|dwtile|dwlast|fewout COUNT SEED [KERNEL|MATH|TYPE]\n",
+                "usage: %s phase|igemm|dwtile|dwlast|fewout|tcwin COUNT SEED [KERNEL|MATH|TYPE]\n",
                 argv[0]);
         return 2;
     }
     const bool igemm = strcmp(argv[1], "igemm") == 0, dwtile = strcmp(argv[1], "dwtile") == 0,
-               fewout = strcmp(argv[1], "fewout") == 0, dwlast = strcmp(argv[1], "dwlast") == 0;
+               fewout = strcmp(argv[1], "fewout") == 0, dwlast = strcmp(argv[1], "dwlast") == 0,
+               tcwin = strcmp(argv[1], "tcwin") == 0;
     const int count = atoi(argv[2]);
     rng_state = strtoull(argv[3], nullptr, 10) * 2654435761ULL + 1;
     const char *force = argc > 4 ? argv[4] : "";
@@ -1056,6 +1144,7 @@ int main(int argc, char **argv)
                       : dwtile ? run_dwtile(i, force)
                       : dwlast ? run_dwlast(i, force)
                       : fewout ? run_fewout(i)
+                      : tcwin  ? run_tcwin(i, force)
                                : run_phase(i, force);
         failed += r > 0;
         ran += r >= 0;
@@ -1075,6 +1164,11 @@ int main(int argc, char **argv)
                g_fewout_chunked, g_fewout_spanning, g_fewout_big_chunk, g_fewout_h_step,
                g_fewout_th[2], g_fewout_th[3], g_fewout_th[5], g_fewout_th[8], g_fewout_cs[0],
                g_fewout_cs[1], g_fewout_cs[2], g_fewout_cs[3], g_fewout_wide);
+    if (tcwin)
+        printf(" (boxes of 1/2/4/8/16 D rows: %d/%d/%d/%d/%d; %d with several chunks, %d with "
+               "C_in/G not a multiple of 8, %d dilated)",
+               g_tcwin_boxes[0], g_tcwin_boxes[1], g_tcwin_boxes[2], g_tcwin_boxes[3],
+               g_tcwin_boxes[4], g_tcwin_chunks, g_tcwin_ragged, g_tcwin_dilated);
     if (dwlast)
         printf(" (%d with 4 channels a thread, %d NCDHW, %d dilated along W)", g_dwlast_vec,
                g_dwlast_ncdhw, g_dwlast_dilated_w);

@@ -298,21 +298,116 @@ static void test_depthwise_layouts(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
-/* The walk on f16 and bf16 data (igemm/plan.cu, igemm_half_loses): the
- * half MMA keeps the suite's stride-2 shapes with 32+ channels a group
- * (unet_up_k2s2, k4s2p1, k3s2p1op1_wide), the phase kernel on half data
- * takes kernelbench (8 channels a group) in both layouts and k3s1p1 (stride
- * 1, 32 -> 32, 27 taps) in NCDHW, the depthwise kernels the depthwise
- * shape (dwtile in NCDHW).  Then a grid: no f32 entry ever,
- * and the half phase kernel exactly where the rule says (fewer than 16
- * channels a group, or NCDHW at stride 1 with <= 32 channels and >= 27
- * taps). */
+/* The tensor-core window kernel's rule (tcwin/plan.cu,
+ * tcwin_entry_passed_over), restated for a test: 0 where it must not be
+ * chosen (not NCDHW, C_in/G or C_out/G < 16, fewer than min_taps taps a
+ * phase on average), 1 where it must (all that holds, and every phase of
+ * every dim has a multiple of 16 positions, so the boxes are full whatever
+ * their shape), 2 where the planner's box shares decide. */
+static int tcwin_rule(const convt3d_shape *s, long long min_taps)
+{
+    if (s->layout != CONVT3D_LAYOUT_NCDHW || s->cig < 16 || s->cog < 16 ||
+        s->k_volume < min_taps * s->s[0] * s->s[1] * s->s[2])
+        return 0;
+    for (int d = 0; d < 3; d++)
+        for (long long r = 0; r < s->s[d]; r++)
+            if (convt3d_phase_of(s, d, r).qcount % 16 != 0)
+                return 2;
+    return 1;
+}
+
+/* Whether the choice name agrees with tcwin_rule's verdict want. */
+static int tcwin_choice_ok(const char *name, int want)
+{
+    const int got = name && strstr(name, "_tcwin_mma") != NULL;
+    return want == 2 || want == got;
+}
+
+/* TF32 and 3xTF32 on f32 data: the window kernel exactly where its rule
+ * says (suite shapes and a grid), and never an f16/bf16 entry. */
+static void test_tf32_walk(void)
+{
+    if (no_cuda())
+        return;
+    static const convt3d_math_mode maths[] = {CONVT3D_MATH_TF32, CONVT3D_MATH_3XTF32};
+    static const int cigs[] = {8, 16, 32, 64};
+    int bad = 0, ran = 0, window = 0, must = 0;
+    for (int m = 0; m < 2; m++) {
+        for (size_t i = 0; i < suite_count(); i++)
+            for (int layout = 0; layout < 2; layout++) {
+                convt3d_problem p = suite_at(i)->problem;
+                p.layout = layout ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+                convt3d_shape s;
+                CU_ASSERT_FATAL(convt3d_shape_from_problem(&p, &s) == CONVT3D_SUCCESS);
+                s.math = maths[m];
+                const char *name =
+                    convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+                const int want = strcmp(suite_at(i)->name, "k3s1p1") == 0 ||
+                                 strcmp(suite_at(i)->name, "k4s2p1") == 0 ? !layout : 0;
+                const int got = name && strstr(name, "_tcwin_mma") != NULL;
+                ran++;
+                window += got;
+                if (!name || want != got) {
+                    printf("\n  FAILED %s %s: %s chosen", suite_at(i)->name,
+                           layout ? "ndhwc" : "ncdhw", name ? name : "nothing");
+                    bad++;
+                }
+            }
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++)
+                for (int k = 1; k <= 4; k++)
+                    for (int v = 0; v < 8; v++) {
+                        const int g = v & 1 ? 2 : 1, st = v & 2 ? 2 : 1;
+                        /* k odd at stride 1 and k = 4 at stride 2 keep 16 positions a
+                         * phase (full boxes); W = 14 does not */
+                        convt3d_problem p = make_problem(
+                            1, g * cigs[a], g * cigs[b], g, 16, 16, v & 4 ? 14 : 16, k, st,
+                            st == 2 ? (k - 1) / 2 : k / 2, 0, 1, CONVT3D_LAYOUT_NCDHW);
+                        convt3d_shape s;
+                        if (convt3d_validate(&p) != CONVT3D_SUCCESS ||
+                            convt3d_shape_from_problem(&p, &s) != CONVT3D_SUCCESS)
+                            continue;
+                        s.math = maths[m];
+                        const char *name =
+                            convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+                        const int want = tcwin_rule(&s, 6);
+                        must += want == 1;
+                        ran++;
+                        window += name && strstr(name, "_tcwin_mma") != NULL;
+                        if (!name || !tcwin_choice_ok(name, want) ||
+                            strncmp(name, "cuda/f16", 8) == 0 ||
+                            strncmp(name, "cuda/bf16", 9) == 0) {
+                            char desc[512];
+                            convt3d_problem_to_string(&p, desc, sizeof desc);
+                            printf("\n  FAILED grid: %s chosen for %s", name ? name : "nothing",
+                                   desc);
+                            bad++;
+                        }
+                    }
+    }
+    printf("\n  %d problems, %d on the window kernel (%d by the rule's clear cases), %d failed ",
+           ran, window, must, bad);
+    CU_ASSERT(ran > 500 && window > 40 && must > 20);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* The walk on f16 and bf16 data (igemm/plan.cu, igemm_half_loses;
+ * tcwin/plan.cu): the half MMA keeps the suite's stride-2 shapes with 32+
+ * channels a group (unet_up_k2s2, k4s2p1, k3s2p1op1_wide), the phase kernel
+ * on half data takes kernelbench (8 channels a group) in both layouts, the
+ * tensor-core window kernel k3s1p1 (stride 1, 32 -> 32, 27 taps) in NCDHW,
+ * the depthwise kernels the depthwise shape (dwtile in NCDHW).  Then a
+ * grid: no f32 entry ever, the window kernel only where its rule allows
+ * (>= 16 taps a phase on half data), and the half phase kernel exactly
+ * where the rule says (fewer than 16 channels a group, or NCDHW at stride
+ * 1 with <= 32 channels and >= 27 taps) and the window kernel did not take
+ * the problem. */
 static const char *half_expected(const char *shape, convt3d_layout layout)
 {
     if (strcmp(shape, "kernelbench") == 0)
         return "_phase_grouped_2x4x8";
     if (strcmp(shape, "k3s1p1") == 0)
-        return layout == CONVT3D_LAYOUT_NCDHW ? "_phase_tiled_1x8x8" : "_igemm_mma";
+        return layout == CONVT3D_LAYOUT_NCDHW ? "_tcwin_mma" : "_igemm_mma";
     if (strcmp(shape, "depthwise") == 0)
         return layout == CONVT3D_LAYOUT_NCDHW ? "_dwtile_run8" : "_dwlast";
     return "_igemm_mma";
@@ -348,7 +443,7 @@ static void test_half_walk(void)
     /* the grid: channels on either side of 16 and 32, strides 1 and 2,
      * kernels 1-3, groups, both layouts */
     static const int cigs[] = {4, 8, 16, 32, 64}, cogs[] = {4, 8, 16, 32, 64};
-    int ran = 0, half_phase = 0;
+    int ran = 0, half_phase = 0, window = 0;
     for (int t = 0; t < 2; t++)
         for (int a = 0; a < 5; a++)
             for (int b = 0; b < 5; b++)
@@ -369,11 +464,14 @@ static void test_half_walk(void)
                         const int few = s.cig < 16 || s.cog < 16;
                         const int small_s1 = st == 1 && s.layout == CONVT3D_LAYOUT_NCDHW &&
                                              s.cig <= 32 && s.cog <= 32 && s.k_volume >= 27;
-                        const int want_phase = few || small_s1;
+                        const int want_window = tcwin_rule(&s, 16);
+                        const int got_window = name && strstr(name, "_tcwin_mma") != NULL;
+                        const int want_phase = (few || small_s1) && !got_window;
+                        window += got_window;
                         const int got_phase = name && strstr(name, "16_phase_") != NULL;
                         half_phase += got_phase;
                         if (!name || strncmp(name, "cuda/f32_", 9) == 0 ||
-                            want_phase != got_phase) {
+                            want_phase != got_phase || !tcwin_choice_ok(name, want_window)) {
                             char desc[512];
                             convt3d_problem_to_string(&p, desc, sizeof desc);
                             printf("\n  FAILED grid %s: %s chosen for %s",
@@ -381,9 +479,10 @@ static void test_half_walk(void)
                             bad++;
                         }
                     }
-    printf("\n  suite: %d choices; grid: %d problems, %d on the half phase kernel, %d failed ",
-           checked, ran, half_phase, bad);
-    CU_ASSERT(ran > 1000 && half_phase > 300);
+    printf("\n  suite: %d choices; grid: %d problems, %d on the half phase kernel, %d on the "
+           "window kernel, %d failed ",
+           checked, ran, half_phase, window, bad);
+    CU_ASSERT(ran > 1000 && half_phase > 300 && window > 20);
     CU_ASSERT_EQUAL(bad, 0);
 }
 
@@ -392,6 +491,7 @@ void register_cuda_walk_tests(void)
     static const test_entry tests[] = {
         {"classes.txt: no generic kernel where C_in/G or C_out/G >= 4 and sizes >= 8",
          test_classes},
+        {"tf32 and 3xtf32: the tensor-core window kernel where its rule says", test_tf32_walk},
         {"a grid of dilated, strided, grouped problems: the same", test_grid},
         {"C_out/G <= 4 (out_c1_3 and a grid): the few-output kernel for C_in/G >= 16 with "
          "long sums or one group on small volumes, never the FMA igemm",

@@ -9,7 +9,8 @@
 namespace ct3d {
 
 /* Defined in each family's launch.cu. */
-extern const cuda_impl cuda_tf32_igemm_mma, cuda_3xtf32_igemm_mma, cuda_f16_igemm_mma,
+extern const cuda_impl cuda_tf32_tcwin_mma, cuda_3xtf32_tcwin_mma, cuda_f16_tcwin_mma,
+    cuda_bf16_tcwin_mma, cuda_tf32_igemm_mma, cuda_3xtf32_igemm_mma, cuda_f16_igemm_mma,
     cuda_bf16_igemm_mma, cuda_f16_depthwise_phase_4, cuda_bf16_depthwise_phase_4,
     cuda_f16_direct_generic, cuda_bf16_direct_generic, cuda_f16_dwtile_run8,
     cuda_f32_dwlast, cuda_f16_dwlast, cuda_bf16_dwlast,
@@ -28,6 +29,10 @@ namespace {
 
 const cuda_impl *const kTable[] = {
     /* tensor cores: only in the modes and types that ask for them */
+    &cuda_tf32_tcwin_mma,   /* tcwin/: a window staged once for every tap of a phase */
+    &cuda_3xtf32_tcwin_mma,
+    &cuda_f16_tcwin_mma,    /* tcwin/: f16 data, exact TF32 products */
+    &cuda_bf16_tcwin_mma,
     &cuda_tf32_igemm_mma,   /* igemm/ with mma.sync, inputs rounded to TF32 */
     &cuda_3xtf32_igemm_mma, /* igemm/ with mma.sync, inputs split in two TF32 parts */
     &cuda_f16_igemm_mma,    /* igemm/ with mma.sync on f16 data (exact in TF32) */

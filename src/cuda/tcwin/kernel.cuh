@@ -1,0 +1,365 @@
+/* The tensor-core window kernel's per-block body (params.h says what it
+ * computes).  Only the body lives here so that it compiles for the host too
+ * and the emulator (CONVT3D_GPU_EMULATE) checks it there, MMA fragments
+ * included.
+ *
+ * Shared memory: two stages, each [8 channels][window] of inputs (channel
+ * pitch cs = 8 mod 32 floats) then [taps][8 channels][kTcwBPitch] of
+ * weights; then the phase's tap table (tcw_tap_table).  Chunk c + 1 is copied (cp.async; half data through registers,
+ * widened) while chunk c is computed.  A thread's A fragments sit at one
+ * offset from its rows' window origin for every element of a tap, so a tap
+ * costs 8 shared loads of A and 8 of B for 8 MMAs (24 for 3xTF32), and no
+ * index arithmetic beyond one shift. */
+#ifndef CONVT3D_CUDA_TCWIN_KERNEL_CUH
+#define CONVT3D_CUDA_TCWIN_KERNEL_CUH
+
+#include "../common/device.cuh"
+#include "params.h"
+
+namespace ct3d {
+
+/* The box a block computes: image, group, channel block, phase, and per dim
+ * the phase's table entry, the box's first q and the window's first input
+ * index and extent. */
+struct tcw_box {
+    long long n;
+    int g, ob;
+    int r[3];
+    phase_entry e[3];
+    int q0[3], lo[3], ext[3];
+    int taps; /* product over the dims (0: the phase gets bias only) */
+    bool empty;
+};
+
+CT3D_DEV tcw_box tcw_box_of(const tcw_params &p, long long b)
+{
+    tcw_box x;
+    int tile[3];
+    for (int d = 2; d >= 0; d--) {
+        x.r[d] = (int)(b % p.s[d]);
+        b /= p.s[d];
+    }
+    for (int d = 2; d >= 0; d--) {
+        tile[d] = (int)(b % p.ntile[d]);
+        b /= p.ntile[d];
+    }
+    x.ob = (int)(b % p.nocb);
+    b /= p.nocb;
+    x.g = (int)(b % p.groups);
+    x.n = b / p.groups;
+    const int rows[3] = {p.td, p.th, kTcwW};
+    x.taps = 1;
+    x.empty = false;
+    for (int d = 0; d < 3; d++) {
+        const phase_entry &e = p.ph[d][x.r[d]];
+        x.e[d] = e;
+        x.q0[d] = e.qlo + tile[d] * rows[d];
+        x.empty = x.empty || x.q0[d] >= e.qlo + e.qcount;
+        x.taps *= e.taps;
+        const int halo = e.taps > 0 ? (e.taps - 1) * p.dm[d] : 0;
+        x.lo[d] = x.q0[d] - e.m0 - halo;
+        x.ext[d] = rows[d] + halo;
+    }
+    return x;
+}
+
+/* Rows a lane loads before it stores any (half data): their latencies
+ * overlap instead of adding up. */
+constexpr int kTcwHalfBatch = 8;
+
+/* One lane's walk down the rows of a window: the row (channel, z, y), its
+ * input coordinates, its offset in x and in the window.  Stepping to the
+ * next row is additions and compares only: the walk's per-row index
+ * arithmetic was most of the kernel's instructions when each row's offset
+ * came from scratch (H200 round 17: 2.7 instructions a cycle, 5x the MMA
+ * loop's). */
+struct tcw_walk {
+    int y, z, ic, id, ih;
+    long long off;
+    int dst;
+};
+
+CT3D_DEV tcw_walk tcw_walk_at(const tcw_params &p, const tcw_box &x, int ic0, int r0, int iw)
+{
+    const int ez = x.ext[0], ey = x.ext[1];
+    tcw_walk w;
+    const int c = r0 / (ez * ey), rem = r0 - c * ez * ey;
+    w.z = rem / ey;
+    w.y = rem - w.z * ey;
+    w.ic = ic0 + c;
+    w.id = x.lo[0] + w.z;
+    w.ih = x.lo[1] + w.y;
+    w.off = x.n * p.xs[0] + (long long)(x.g * p.cig + w.ic) * p.xs[1] +
+            (long long)w.id * p.xs[2] + (long long)w.ih * p.xs[3] + (long long)iw * p.xs[4];
+    w.dst = c * p.cs + (w.z * ey + w.y) * p.ewp;
+    return w;
+}
+
+/* Whether the walk's row lies inside x (and below C_in/G), given the lane's
+ * W column is. */
+CT3D_DEV bool tcw_walk_in(const tcw_params &p, const tcw_walk &w)
+{
+    return w.ic < p.cig && (unsigned)w.id < (unsigned)p.in[0] &&
+           (unsigned)w.ih < (unsigned)p.in[1];
+}
+
+CT3D_DEV void tcw_walk_next(const tcw_params &p, const tcw_box &x, tcw_walk &w)
+{
+    const int ez = x.ext[0], ey = x.ext[1];
+    w.off += p.xs[3];
+    w.ih++;
+    w.dst += p.ewp;
+    if (++w.y == ey) {
+        w.y = 0;
+        w.ih = x.lo[1];
+        w.off += p.xs[2] - (long long)ey * p.xs[3];
+        w.id++;
+        if (++w.z == ez) {
+            w.z = 0;
+            w.id = x.lo[0];
+            w.off += p.xs[1] - (long long)ez * p.xs[2];
+            w.ic++;
+            w.dst += p.cs - ez * ey * p.ewp;
+        }
+    }
+}
+
+/* Copies channels [ic0, ic0 + 8) of the box's window into win ([c][z][y]
+ * rows of p.ewp floats, channel pitch p.cs), zeros outside x and past
+ * C_in/G.  Each warp takes a contiguous range of rows, lanes along W:
+ * coalesced in NCDHW.  f32 goes by cp.async; f16 / bf16 through registers,
+ * widened (exact), kTcwHalfBatch rows at a time. */
+template <class T>
+CT3D_DEV void tcw_stage_window(const tcw_params &p, const tcw_box &x, float *win, int ic0,
+                               int warp, int lane)
+{
+    const int rows = kTcwCk * x.ext[0] * x.ext[1];
+    const int per = (rows + kTcwThreads / 32 - 1) / (kTcwThreads / 32);
+    const int r0 = warp * per, r1 = imin(r0 + per, rows);
+    if (r0 >= r1)
+        return;
+    const T *xt = reinterpret_cast<const T *>(p.x);
+    for (int xx = lane; xx < x.ext[2]; xx += 32) {
+        const int iw = x.lo[2] + xx;
+        const bool in_w = (unsigned)iw < (unsigned)p.in[2];
+        tcw_walk w = tcw_walk_at(p, x, ic0, r0, iw);
+        if constexpr (sizeof(T) == sizeof(float)) {
+            for (int r = r0; r < r1; r++) {
+                const bool in = in_w && tcw_walk_in(p, w);
+                copy4(win + w.dst + xx, reinterpret_cast<const float *>(xt + (in ? w.off : 0)),
+                      in);
+                tcw_walk_next(p, x, w);
+            }
+        } else {
+            for (int r = r0; r < r1; r += kTcwHalfBatch) {
+                float v[kTcwHalfBatch];
+                int at[kTcwHalfBatch];
+                CT3D_UNROLL
+                for (int j = 0; j < kTcwHalfBatch; j++) {
+                    v[j] = 0.0f;
+                    at[j] = -1;
+                    if (r + j < r1) {
+                        if (in_w && tcw_walk_in(p, w))
+                            v[j] = load_elem(xt + w.off);
+                        at[j] = w.dst + xx;
+                        tcw_walk_next(p, x, w);
+                    }
+                }
+                CT3D_UNROLL
+                for (int j = 0; j < kTcwHalfBatch; j++)
+                    if (at[j] >= 0)
+                        win[at[j]] = v[j];
+            }
+        }
+    }
+}
+
+/* The packed-weight tap index (kd kH + kh) kW + kw of each tap of the box's
+ * phase, in tap order, into tapk (once per box: the weight copies of every
+ * chunk read it instead of dividing). */
+CT3D_DEV void tcw_tap_table(const tcw_params &p, const tcw_box &x, int *tapk, int tid)
+{
+    const int tph = x.e[1].taps, tpw = x.e[2].taps;
+    for (int tap = tid; tap < x.taps; tap += kTcwThreads) {
+        const int a = tap / (tph * tpw), rem = tap - a * tph * tpw;
+        const int bb = rem / tpw, cc = rem - bb * tpw;
+        const int kd = x.e[0].k0 + a * p.kstep[0], kh = x.e[1].k0 + bb * p.kstep[1],
+                  kw = x.e[2].k0 + cc * p.kstep[2];
+        tapk[tap] = (kd * p.k[1] + kh) * p.k[2] + kw;
+    }
+}
+
+/* Copies the weights of channels [ic0, ic0 + 8) for every tap of the box's
+ * phase into wsm as [tap][channel][kTcwBPitch] (16-byte copies of 4 output
+ * channels), zeros past C_in/G. */
+CT3D_DEV void tcw_stage_weights(const tcw_params &p, const tcw_box &x, const int *tapk,
+                                float *wsm, int ic0, int tid)
+{
+    const int copies = x.taps * kTcwCk * (kTcwOcb / 4);
+    const int k = (tid >> 3) & 7, c4 = tid & 7; /* the same in every copy of the thread */
+    const int ic = ic0 + k;
+    const bool valid = ic < p.cig;
+    const float *src = p.w + (((long long)(x.g * p.nocb + x.ob) * p.cig + (valid ? ic : 0)) *
+                              p.kvol) * kTcwOcb + c4 * 4;
+    float *dst = wsm + k * kTcwBPitch + c4 * 4;
+    for (int e = tid; e < copies; e += kTcwThreads) {
+        const int tap = e >> 6;
+        copy16(dst + tap * kTcwCk * kTcwBPitch, src + (valid ? tapk[tap] * kTcwOcb : 0), valid);
+    }
+}
+
+/* A TF32 operand as the MMA takes it: rounded (TF32), split into a big and
+ * a small part (3XTF32), or as it is (EXACT: half values, or weights
+ * rounded at planning). */
+template <int MATH, bool ROUNDED>
+CT3D_DEV void tcw_operand(float v, unsigned &big, unsigned &small)
+{
+    if constexpr (MATH == TCW_3XTF32) {
+        big = to_tf32(v);
+        small = to_tf32(v - tf32_value(big));
+    } else if constexpr (MATH == TCW_TF32 && !ROUNDED) {
+        big = to_tf32(v);
+        small = 0u;
+    } else {
+        big = f32_bits(v);
+        small = 0u;
+    }
+}
+
+/* One chunk: every tap of the phase as a k8 MMA step on the staged window
+ * and weights.  arow[mt]: the window offset of the thread's fragment row g
+ * of MMA tile mt before a tap's shift; the shift, the same for every
+ * position, is the tap's distance from the phase's last tap (the window
+ * starts at the last tap's first input). */
+template <int MATH>
+CT3D_DEV void tcw_compute(const tcw_params &p, const tcw_box &x, const float *win,
+                          const float *wsm, const int (&arow)[2], float (&acc)[2][4][4],
+                          int lane, int tid)
+{
+    const int g = lane >> 2, t = lane & 3;
+    const int tpd = x.e[0].taps, tph = x.e[1].taps, tpw = x.e[2].taps;
+    const int plane = x.ext[1] * p.ewp;
+    const float *wt = wsm + t * kTcwBPitch + g;
+    for (int a = 0; a < tpd; a++)
+        for (int bb = 0; bb < tph; bb++) {
+            const int sh_dh = (tpd - 1 - a) * p.dm[0] * plane + (tph - 1 - bb) * p.dm[1] * p.ewp;
+            for (int cc = 0; cc < tpw; cc++, wt += kTcwCk * kTcwBPitch) {
+                const int shift = sh_dh + (tpw - 1 - cc) * p.dm[2];
+                unsigned bbig[4][2], bsmall[4][2];
+                CT3D_UNROLL
+                for (int nt = 0; nt < 4; nt++) {
+                    tcw_operand<MATH, true>(wt[nt * 8], bbig[nt][0], bsmall[nt][0]);
+                    tcw_operand<MATH, true>(wt[4 * kTcwBPitch + nt * 8], bbig[nt][1],
+                                            bsmall[nt][1]);
+                }
+                CT3D_UNROLL
+                for (int mt = 0; mt < 2; mt++) {
+                    const float *ap = win + arow[mt] + shift + t * p.cs;
+                    unsigned abig[4], asmall[4];
+                    tcw_operand<MATH, false>(ap[0], abig[0], asmall[0]);
+                    tcw_operand<MATH, false>(ap[8], abig[1], asmall[1]);
+                    tcw_operand<MATH, false>(ap[4 * p.cs], abig[2], asmall[2]);
+                    tcw_operand<MATH, false>(ap[4 * p.cs + 8], abig[3], asmall[3]);
+                    CT3D_UNROLL
+                    for (int nt = 0; nt < 4; nt++) {
+                        if constexpr (MATH == TCW_3XTF32) {
+                            mma_tf32(acc[mt][nt], asmall, bbig[nt], tid);
+                            mma_tf32(acc[mt][nt], abig, bsmall[nt], tid);
+                        }
+                        mma_tf32(acc[mt][nt], abig, bbig[nt], tid);
+                    }
+                }
+                mma_flush(tid);
+            }
+        }
+}
+
+/* Adds the bias and stores the thread's accumulators: C[g][2t..2t+1] and
+ * C[g+8][..] of each MMA tile, rows W positions, columns output channels. */
+template <class T>
+CT3D_DEV void tcw_store(const tcw_params &p, const tcw_box &x, const float (&acc)[2][4][4],
+                        int warp, int lane)
+{
+    const int g = lane >> 2, t = lane & 3;
+    T *y = reinterpret_cast<T *>(p.y);
+    const T *bias = reinterpret_cast<const T *>(p.bias);
+    const long long ybase = x.n * p.ys[0] + (long long)x.g * p.cog * p.ys[1];
+    CT3D_UNROLL
+    for (int mt = 0; mt < 2; mt++) {
+        const int rr = 2 * warp + mt, dd = rr / p.th, hh = rr - dd * p.th;
+        const int qd = x.q0[0] + dd, qh = x.q0[1] + hh;
+        if (qd >= x.e[0].qlo + x.e[0].qcount || qh >= x.e[1].qlo + x.e[1].qcount)
+            continue;
+        const long long od = (long long)qd * p.s[0] + x.r[0] - p.p[0];
+        const long long oh = (long long)qh * p.s[1] + x.r[1] - p.p[1];
+        CT3D_UNROLL
+        for (int half = 0; half < 2; half++) {
+            const int qw = x.q0[2] + g + 8 * half;
+            if (qw >= x.e[2].qlo + x.e[2].qcount)
+                continue;
+            const long long ow = (long long)qw * p.s[2] + x.r[2] - p.p[2];
+            const long long pos = ybase + od * p.ys[2] + oh * p.ys[3] + ow * p.ys[4];
+            CT3D_UNROLL
+            for (int nt = 0; nt < 4; nt++)
+                CT3D_UNROLL
+                for (int j = 0; j < 2; j++) {
+                    const int oc = x.ob * kTcwOcb + nt * 8 + 2 * t + j;
+                    if (oc >= p.cog)
+                        continue;
+                    float v = acc[mt][nt][2 * half + j];
+                    if (bias)
+                        v += load_elem(bias + x.g * p.cog + oc);
+                    store_elem(y + pos + (long long)oc * p.ys[1], v);
+                }
+        }
+    }
+}
+
+/* Block b of the grid (params.h for the order). */
+template <int MATH, class T>
+CT3D_DEV void tcw_block(const tcw_params &p, float *smem, int tid, long long b)
+{
+    const tcw_box x = tcw_box_of(p, b);
+    if (x.empty)
+        return;
+    const int warp = tid >> 5, lane = tid & 31, g = lane >> 2;
+    float acc[2][4][4];
+    for (int mt = 0; mt < 2; mt++)
+        for (int nt = 0; nt < 4; nt++)
+            for (int e = 0; e < 4; e++)
+                acc[mt][nt][e] = 0.0f;
+    int arow[2];
+    for (int mt = 0; mt < 2; mt++) {
+        const int rr = 2 * warp + mt, dd = rr / p.th, hh = rr - dd * p.th;
+        arow[mt] = (dd * x.ext[1] + hh) * p.ewp + g;
+    }
+    if (x.taps > 0) {
+        const int wofs = kTcwCk * p.cs;
+        int *tapk = reinterpret_cast<int *>(smem + 2 * p.stage_floats);
+        tcw_tap_table(p, x, tapk, tid);
+        CT3D_SYNC();
+        tcw_stage_window<T>(p, x, smem, 0, warp, lane);
+        tcw_stage_weights(p, x, tapk, smem + wofs, 0, tid);
+        copy_commit();
+        for (int c = 0; c < p.nchunks; c++) {
+            const float *cur = smem + (c & 1) * p.stage_floats;
+            if (c + 1 < p.nchunks) {
+                float *next = smem + ((c + 1) & 1) * p.stage_floats;
+                tcw_stage_window<T>(p, x, next, (c + 1) * kTcwCk, warp, lane);
+                tcw_stage_weights(p, x, tapk, next + wofs, (c + 1) * kTcwCk, tid);
+                copy_commit();
+                copy_wait_groups<1>();
+            } else {
+                copy_wait_groups<0>();
+            }
+            CT3D_SYNC();
+            tcw_compute<MATH>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+            CT3D_SYNC(); /* the next chunk's copies overwrite this stage */
+        }
+    }
+    tcw_store<T>(p, x, acc, warp, lane);
+}
+
+} // namespace ct3d
+
+#endif

@@ -1,0 +1,70 @@
+/* The tensor-core window kernel's parameters (body: kernel.cuh, planner:
+ * plan.cu).  Plain structs, no CUDA API, so that the host planner and the
+ * emulator include them without a GPU.
+ *
+ * What it computes: one stride phase (rd, rh, rw) of the output is a dense
+ * stride-1 correlation of x with the phase's sub-kernel, i.e. a GEMM of
+ * positions x C_out/G over (taps of the phase) x C_in/G.  A block owns a box
+ * of TD x TH x 16 positions of one phase (16 (D, H) rows of 16 W positions),
+ * 32 output channels of one group and one image.  Per chunk of 8 input
+ * channels it stages the input WINDOW every tap of the box reads (the box
+ * plus the taps' halo, zeros outside x) and the chunk's weights of every tap
+ * of the phase; each tap is then a k8 MMA step whose A fragments are read
+ * from the window at a shift that is the same for all positions.  So an
+ * input element is loaded from global memory once per chunk, not once per
+ * tap as in the implicit-GEMM engine (igemm/), whose A tile is rebuilt for
+ * every tap: with 27 taps (k3s1p1) that is 27x fewer loads and barriers.
+ *
+ * Warps: 8, warp w owns (D, H) rows 2w and 2w + 1 of the box (two m16 MMA
+ * tiles along W) and all 32 channels (four n8 tiles).
+ *
+ * Block order, fastest first: the phase (W, H, D), the box (W, H, D), the
+ * channel block, the group, the image.  The phases of one box run side by
+ * side: their windows are nearly the same input rows (L2 hits), and at
+ * stride 2 their stores fill each other's 32-byte sectors in L2. */
+#ifndef CONVT3D_CUDA_TCWIN_PARAMS_H
+#define CONVT3D_CUDA_TCWIN_PARAMS_H
+
+#include "../common/types.h"
+
+namespace ct3d {
+
+constexpr int kTcwThreads = 256;
+constexpr int kTcwRows = 16;  /* (D, H) rows of a box: 2 per warp */
+constexpr int kTcwW = 16;     /* W positions of a row: one m16 MMA tile */
+constexpr int kTcwCk = 8;     /* input channels a chunk: one k8 MMA step */
+constexpr int kTcwOcb = 32;   /* output channels a block: four n8 tiles */
+constexpr int kTcwBPitch = kTcwOcb + 8; /* floats a weight row: fragments conflict-free */
+constexpr int kTcwMaxTaps = 64;  /* taps of a phase (product over the dims) */
+constexpr int kTcwMaxStride = 8; /* phase tables per dim */
+
+/* The inner products (template parameter MATH). */
+enum tcw_math {
+    TCW_TF32 = 0,   /* f32 data, x rounded to TF32 on use, weights at planning */
+    TCW_3XTF32 = 1, /* f32 data, both operands split in a big and a small TF32 part */
+    TCW_EXACT = 2   /* f16 / bf16 data: their values are TF32 values, products exact */
+};
+
+struct tcw_params {
+    const float *x; /* of the data type (f16 / bf16 reinterpret) */
+    const float *w; /* packed f32, ocb 32 (common/types.h) */
+    const float *bias;
+    float *y;
+    long long xs[5], ys[5];
+    int groups, cig, cog, nocb, nchunks;
+    int in[3], out[3], k[3], s[3], p[3], dm[3], kstep[3];
+    int kvol;
+    phase_entry ph[3][kTcwMaxStride];
+    int td, th;          /* box rows in D and H (td * th = kTcwRows) */
+    int ntile[3];        /* boxes along D, H, W (for the longest phase of each dim) */
+    int ed, eh, ew;      /* window extents (the heaviest phase's) */
+    int ewp;             /* floats a window row (>= ew) */
+    int cs;              /* floats a window channel (= 8 mod 32: fragments conflict-free) */
+    int maxtaps;         /* taps of the heaviest phase */
+    int stage_floats;    /* one stage: window (8 cs) + weights (maxtaps 8 kTcwBPitch) */
+    long long nblocks;
+};
+
+} // namespace ct3d
+
+#endif

@@ -1,0 +1,233 @@
+/* The tensor-core window family's host side (plan.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "plan.h"
+
+namespace ct3d {
+
+namespace {
+
+/* The box shapes (D rows x H rows, kTcwRows in all) a plan may take. */
+constexpr int kBoxD[] = {1, 2, 4, 8, 16};
+constexpr int kBoxCount = (int)(sizeof kBoxD / sizeof kBoxD[0]);
+
+/* Each dim's most taps and most positions over its phases. */
+struct dim_most {
+    int taps, qcount;
+};
+
+dim_most most_of(const tcw_params &p, int d)
+{
+    dim_most m = {0, 0};
+    for (int r = 0; r < p.s[d]; r++) {
+        m.taps = p.ph[d][r].taps > m.taps ? p.ph[d][r].taps : m.taps;
+        m.qcount = p.ph[d][r].qcount > m.qcount ? p.ph[d][r].qcount : m.qcount;
+    }
+    return m;
+}
+
+/* The smallest cs >= v with cs = 8 (mod 32): lanes t = 0..3 of a fragment
+ * load read channels t cs apart, at 8 consecutive positions, so they hit
+ * the 32 banks once each. */
+int channel_pitch(long long v)
+{
+    long long cs = v;
+    while (cs % 32 != 8)
+        cs++;
+    return (int)cs;
+}
+
+/* The box rows in D (of kTcwRows) that cost least: MMA work on the rows
+ * computed (boxes past the phase's end waste theirs) plus the window rows
+ * loaded, two per tap-less row's worth (a window row is 16-20 elements of
+ * one cp.async each, a row of a box 2 x 8 MMAs a tap for 8 channels). */
+int best_box_d(const dim_most &md, const dim_most &mh, int dmd, int dmh, int taps)
+{
+    int best = kBoxD[0];
+    double best_cost = 1e300;
+    for (int i = 0; i < kBoxCount; i++) {
+        const int td = kBoxD[i], th = kTcwRows / td;
+        const long long nd = ceil_div(md.qcount, td), nh = ceil_div(mh.qcount, th);
+        const int ed = td + (md.taps > 0 ? (md.taps - 1) * dmd : 0);
+        const int eh = th + (mh.taps > 0 ? (mh.taps - 1) * dmh : 0);
+        const double cost = (double)nd * nh * ((double)td * th * (taps > 0 ? taps : 1) + 2.0 * ed * eh);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = td;
+        }
+    }
+    return best;
+}
+
+} // namespace
+
+bool plan_tcwin(const convt3d_shape *s, int smem_optin, tcw_params *p, size_t *smem, char *why,
+                size_t why_size)
+{
+    memset(p, 0, sizeof *p);
+    if (!int_indexable(s, why, why_size))
+        return false;
+    for (int d = 0; d < 3; d++)
+        if (s->s[d] > kTcwMaxStride) {
+            snprintf(why, why_size, "stride %lld above %d", (long long)s->s[d], kTcwMaxStride);
+            return false;
+        }
+    fill_shape_fields(s, *p);
+    p->kvol = (int)s->k_volume;
+    p->nocb = (int)ceil_div(s->cog, kTcwOcb);
+    p->nchunks = (int)ceil_div(s->cig, kTcwCk);
+    for (int d = 0; d < 3; d++) {
+        p->out[d] = (int)s->out[d];
+        for (int r = 0; r < p->s[d]; r++)
+            p->ph[d][r] = phase_entry_of(s, d, r);
+    }
+    dim_most m[3];
+    int taps = 1;
+    for (int d = 0; d < 3; d++) {
+        m[d] = most_of(*p, d);
+        taps *= m[d].taps;
+    }
+    if (taps > kTcwMaxTaps) {
+        snprintf(why, why_size, "%d taps in a phase, above %d (the weights of a chunk)", taps,
+                 kTcwMaxTaps);
+        return false;
+    }
+    p->maxtaps = taps;
+    p->td = best_box_d(m[0], m[1], p->dm[0], p->dm[1], taps);
+    p->th = kTcwRows / p->td;
+    const int rows[3] = {p->td, p->th, kTcwW};
+    long long blocks = s->n * s->groups * p->nocb;
+    for (int d = 0; d < 3; d++) {
+        p->ntile[d] = (int)ceil_div(m[d].qcount > 0 ? m[d].qcount : 1, rows[d]);
+        blocks *= (long long)p->ntile[d] * p->s[d];
+    }
+    p->ed = rows[0] + (m[0].taps > 0 ? (m[0].taps - 1) * p->dm[0] : 0);
+    p->eh = rows[1] + (m[1].taps > 0 ? (m[1].taps - 1) * p->dm[1] : 0);
+    p->ew = rows[2] + (m[2].taps > 0 ? (m[2].taps - 1) * p->dm[2] : 0);
+    p->ewp = p->ew;
+    const long long cs = channel_pitch((long long)p->ed * p->eh * p->ewp);
+    const long long stage = kTcwCk * cs + (long long)taps * kTcwCk * kTcwBPitch;
+    /* two stages, then the tap table (ints, 16-byte rounded) */
+    const long long bytes = 2 * stage * (long long)sizeof(float) + (taps + 3) / 4 * 16;
+    if (bytes > smem_optin) {
+        snprintf(why, why_size, "a window of %d x %d x %d and %d taps' weights need %lld B of "
+                 "shared memory a block, above %d", p->ed, p->eh, p->ew, taps, bytes, smem_optin);
+        return false;
+    }
+    if (blocks >= (1LL << 40)) {
+        snprintf(why, why_size, "%lld blocks, at most 2^40", blocks);
+        return false;
+    }
+    p->cs = (int)cs;
+    p->stage_floats = (int)stage;
+    p->nblocks = blocks;
+    *smem = (size_t)bytes;
+    return true;
+}
+
+/* ---- the registry entries' host side ------------------------------------ */
+
+static int tcwin_entry_math(const cuda_impl &e)
+{
+    return static_cast<const tcwin_variant *>(e.variant)->math;
+}
+
+bool tcwin_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                            char *why, size_t why_size)
+{
+    (void)e;
+    tcw_params p;
+    size_t smem;
+    return plan_tcwin(s, lim.smem_optin, &p, &smem, why, why_size);
+}
+
+/* The share of the positions a plan's boxes compute that are outputs of
+ * the problem (per dim, the longest phase's positions over its boxes'). */
+static double box_efficiency(const tcw_params &p)
+{
+    const int rows[3] = {p.td, p.th, kTcwW};
+    double eff = 1.0;
+    for (int d = 0; d < 3; d++) {
+        int most = 0;
+        for (int r = 0; r < p.s[d]; r++)
+            most = p.ph[d][r].qcount > most ? p.ph[d][r].qcount : most;
+        eff *= (double)most / ((double)p.ntile[d] * rows[d]);
+    }
+    return eff;
+}
+
+/* Where the walk takes this kernel (it comes before the implicit-GEMM
+ * engine's tensor-core entries), in every mode that permits tensor cores:
+ * NCDHW (lanes along W read the window rows coalesced), C_in/G >= 16 and
+ * C_out/G >= 16 (a chunk of 8 channels and a block of 32 mostly full),
+ * boxes at least kTcwMinBoxShare full of outputs, and at least kTcwMinTaps
+ * taps a phase on average (k_volume / phases; kTcwMinTapsHalf on f16/bf16
+ * data, whose window goes through registers): a staged window then serves
+ * that many MMA steps.  H200, round 17, TF32 (`--all-kernels`): k3s1p1 (27
+ * taps) 0.051 ms against the implicit-GEMM engine's 0.145 (cuDNN 0.067),
+ * k4s2p1 (8) 0.372 against 0.441; with fewer taps the per-chunk staging
+ * sets the pace (k3s2p1op1_wide, 3.4 on average: 0.172 against 0.078;
+ * unet_up_k2s2, 1 tap: 2.76 ms against 0.75).  Random problems (seed 7,
+ * C_in/G and C_out/G >= 16, NCDHW, >= 8 taps): slower where W phases of
+ * 17-21 positions left boxes half empty (random_32, _33, _144: 0.45-0.87x
+ * the implicit-GEMM engine's speed) or the volume was tiny (random_133,
+ * 7 x 8 x 14: 0.51x); even with 27 taps and a full W box (random_21, boxes
+ * 61% full) a tie.  f16 (exact TF32 products, the half engine has m16n8k16
+ * MMAs): k3s1p1 0.089 against the half phase kernel's 0.148, but k4s2p1
+ * 0.685 against the half MMA's 0.391.  3xTF32: k3s1p1 0.094 against the FMA
+ * kernels' 0.132, k4s2p1 0.561 against 0.569. */
+constexpr long long kTcwMinTaps = 6;
+constexpr long long kTcwMinTapsHalf = 16;
+constexpr double kTcwMinBoxShare = 0.7;
+
+bool tcwin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
+                             const device_limits &lim, const cuda_overrides &ov, char *why,
+                             size_t why_size)
+{
+    (void)ov;
+    tcw_params p;
+    size_t smem;
+    if (!plan_tcwin(s, lim.smem_optin, &p, &smem, why, why_size))
+        return true;
+    const long long phases = s->s[0] * s->s[1] * s->s[2];
+    const long long min_taps = tcwin_entry_math(e) == TCW_EXACT ? kTcwMinTapsHalf : kTcwMinTaps;
+    if (s->layout != CONVT3D_LAYOUT_NCDHW || s->cig < 16 || s->cog < 16 ||
+        s->k_volume < min_taps * phases || box_efficiency(p) < kTcwMinBoxShare) {
+        snprintf(why, why_size, "automatically in NCDHW with C_in/G >= 16, C_out/G >= 16, "
+                 ">= %lld taps a phase on average and boxes >= %.0f%% full only", min_taps,
+                 100 * kTcwMinBoxShare);
+        return true;
+    }
+    return false;
+}
+
+bool tcwin_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                      const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                      size_t why_size)
+{
+    (void)ov;
+    (void)mode;
+    tcwin_plan *tp = family_params<tcwin_plan>(*k);
+    memset(tp, 0, sizeof *tp);
+    if (!plan_tcwin(s, lim.smem_optin, &tp->p, &k->smem_bytes, why, why_size))
+        return false;
+    tp->math = tcwin_entry_math(e);
+    k->ocb = kTcwOcb;
+    k->nocb = tp->p.nocb;
+    k->threads = kTcwThreads;
+    k->blocks = tp->p.nblocks;
+    return true;
+}
+
+void tcwin_entry_describe(const cuda_plan &k, char *buf, size_t size)
+{
+    const tcw_params &p = family_params<tcwin_plan>(k)->p;
+    snprintf(buf, size, "%s: boxes of %d x %d x %d positions x %d channels, windows of %d x %d "
+             "x %d, up to %d taps a phase, %d chunks of %d input channels, %lld blocks, %zu B "
+             "shared",
+             k.impl->name, p.td, p.th, kTcwW, kTcwOcb, p.ed, p.eh, p.ew, p.maxtaps, p.nchunks,
+             kTcwCk, k.blocks, k.smem_bytes);
+}
+
+} // namespace ct3d
