@@ -5,11 +5,12 @@
  *
  * Shared memory: two stages, each [8 channels][window] of inputs (channel
  * pitch cs = 8 mod 32 floats) then [taps][8 channels][kTcwBPitch] of
- * weights; then the phase's tap table (tcw_tap_table).  Chunk c + 1 is copied (cp.async; half data through registers,
- * widened) while chunk c is computed.  A thread's A fragments sit at one
- * offset from its rows' window origin for every element of a tap, so a tap
- * costs 8 shared loads of A and 8 of B for 8 MMAs (24 for 3xTF32), and no
- * index arithmetic beyond one shift. */
+ * weights; then the phase's tap table (tcw_tap_table).  Chunk c + 1 is
+ * copied (cp.async; half data through registers, widened) while chunk c is
+ * computed.  A thread's A fragments sit at one offset from its rows' window
+ * origin for every element of a tap, so a tap costs 8 shared loads of A and
+ * 8 of B for 8 MMAs (24 for 3xTF32), and no index arithmetic beyond one
+ * shift. */
 #ifndef CONVT3D_CUDA_TCWIN_KERNEL_CUH
 #define CONVT3D_CUDA_TCWIN_KERNEL_CUH
 
