@@ -313,6 +313,16 @@ float widen(const T &v)
         return convt3d_bf16_to_f32(v.bits);
 }
 
+/* A tensor of type T as f32 values (exact), for check(). */
+template <class T>
+std::vector<float> widened(const std::vector<T> &v)
+{
+    std::vector<float> out(v.size());
+    for (size_t i = 0; i < v.size(); i++)
+        out[i] = widen(v[i]);
+    return out;
+}
+
 /* The tolerance of each inner product (relative L2 against the f32
  * reference on the same data): the contract's, with the output's own
  * rounding for f16 and bf16. */
@@ -404,9 +414,7 @@ int run_phase_as(int i, const char *force, convt3d_dtype type)
     p.vec_store = half && reinterpret_cast<uintptr_t>(y.data()) % 16 == 0 &&
                   (ndhwc ? d.s.cout % 4 == 0 && d.s.cog % 4 == 0 : d.s.out[2] % 4 == 0);
     emulate_cluster(1, p.nthreads, k.smem / sizeof(float), phase_body_for<T>(k), &p);
-    std::vector<float> yf(y.size());
-    for (size_t e = 0; e < y.size(); e++)
-        yf[e] = widen(y[e]);
+    const std::vector<float> yf = widened(y);
     char what[600];
     snprintf(what, sizeof what, "%s toc%d tx%d ty%d tz%d ks%d cic%d fuse_w %d vec %d%s%s",
              phase_name(k.all, k.sw, k.oct, type), p.toc, p.tx, p.ty, p.tz, p.ks, p.cic,
@@ -572,9 +580,7 @@ int run_igemm_as(int i, convt3d_dtype type)
     g_runs_off += runs && off;
     emulate_cluster(cs, 32 * t.wm * t.wn, smem / sizeof(float),
                     igemm_body_kc<MATH, T>(t, kc, runs), &p);
-    std::vector<float> yf(y.size());
-    for (size_t e = 0; e < y.size(); e++)
-        yf[e] = widen(y[e]);
+    const std::vector<float> yf = widened(y);
     static const char *const names[] = {"ffma", "tf32", "3xtf32", "half"};
     char what[96];
     snprintf(what, sizeof what, "igemm %s %s %d,%d cs %d%s%s%s", names[MATH],
@@ -694,9 +700,7 @@ int run_dwtile_as(int i, convt3d_dtype type)
                   reinterpret_cast<uintptr_t>(y.data()) % 16 == 0;
     e.p = &p;
     emulate_cluster(1, threads, smem / sizeof(float), body, &e);
-    std::vector<float> yf(y.size());
-    for (size_t k = 0; k < y.size(); k++)
-        yf[k] = widen(y[k]);
+    const std::vector<float> yf = widened(y);
     char what[96];
     snprintf(what, sizeof what, "dwtile %s %s sw%d wt %d,%d tx%d ty%d tz%d",
              convt3d_dtype_name(type), p.fast ? "run8" : "slotwise", p.sw, p.wt[0], p.wt[1],
@@ -775,9 +779,7 @@ int run_dwlast_as(int i, convt3d_dtype type)
     g_dwlast_vec += vec;
     g_dwlast_ncdhw += layout == CONVT3D_LAYOUT_NCDHW;
     g_dwlast_dilated_w += prob.dilation[2] > 1;
-    std::vector<float> yf(y.size());
-    for (size_t k = 0; k < y.size(); k++)
-        yf[k] = widen(y[k]);
+    const std::vector<float> yf = widened(y);
     char what[128];
     snprintf(what, sizeof what, "dwlast %s V%d cv%d pb%d iters %d, %d B shared",
              convt3d_dtype_name(type), p.v, p.cv, p.pb, p.iters, (int)smem);
@@ -960,21 +962,18 @@ int run_tcwin_as(int i, convt3d_dtype type)
     p.bias = d.p.has_bias ? reinterpret_cast<const float *>(b.data()) : nullptr;
     p.y = reinterpret_cast<float *>(y.data());
     emulate_cluster(1, kTcwThreads, smem / sizeof(float), tcwin_body<MATH, T>, &p);
-    std::vector<float> yf(y.size());
-    for (size_t e = 0; e < y.size(); e++)
-        yf[e] = widen(y[e]);
+    const std::vector<float> yf = widened(y);
     for (int k = 0; k < 5; k++)
         g_tcwin_boxes[k] += p.td == 1 << k;
     g_tcwin_chunks += p.nchunks > 1;
     g_tcwin_ragged += d.s.cig % kTcwCk != 0;
     g_tcwin_dilated += p.dm[0] > 1 || p.dm[1] > 1 || p.dm[2] > 1;
     static const char *const names[] = {"tf32", "3xtf32", "exact"};
+    static const int igemm_math[] = {IGEMM_TF32, IGEMM_3XTF32, IGEMM_HALF}; /* its tolerance */
     char what[96];
     snprintf(what, sizeof what, "tcwin %s %s box %dx%dx%d", names[MATH], convt3d_dtype_name(type),
              p.td, p.th, kTcwW);
-    const double tol = MATH == TCW_TF32 ? 1e-3 : MATH == TCW_3XTF32 ? 1e-5
-                       : type == CONVT3D_F16 ? 1e-3 : 8e-3;
-    return check(d, yf, what, tol) ? 0 : 1;
+    return check(d, yf, what, igemm_tolerance(igemm_math[MATH], type)) ? 0 : 1;
 }
 
 int run_tcwin(int i, const char *mode)

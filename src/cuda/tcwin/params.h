@@ -52,7 +52,7 @@ struct tcw_params {
     float *y;
     long long xs[5], ys[5];
     int groups, cig, cog, nocb, nchunks;
-    int in[3], out[3], k[3], s[3], p[3], dm[3], kstep[3];
+    int in[3], k[3], s[3], p[3], dm[3], kstep[3];
     int kvol;
     phase_entry ph[3][kTcwMaxStride];
     int td, th;          /* box rows in D and H (td * th = kTcwRows) */

@@ -27,6 +27,10 @@ dim_most most_of(const tcw_params &p, int d)
     return m;
 }
 
+/* Rows (or W positions) of input a window holds beyond its box: the
+ * heaviest phase's taps span that many more, dm apart. */
+int halo_of(const dim_most &m, int dm) { return m.taps > 0 ? (m.taps - 1) * dm : 0; }
+
 /* The smallest cs >= v with cs = 8 (mod 32): lanes t = 0..3 of a fragment
  * load read channels t cs apart, at 8 consecutive positions, so they hit
  * the 32 banks once each. */
@@ -49,8 +53,7 @@ int best_box_d(const dim_most &md, const dim_most &mh, int dmd, int dmh, int tap
     for (int i = 0; i < kBoxCount; i++) {
         const int td = kBoxD[i], th = kTcwRows / td;
         const long long nd = ceil_div(md.qcount, td), nh = ceil_div(mh.qcount, th);
-        const int ed = td + (md.taps > 0 ? (md.taps - 1) * dmd : 0);
-        const int eh = th + (mh.taps > 0 ? (mh.taps - 1) * dmh : 0);
+        const int ed = td + halo_of(md, dmd), eh = th + halo_of(mh, dmh);
         const double cost = (double)nd * nh * ((double)td * th * (taps > 0 ? taps : 1) + 2.0 * ed * eh);
         if (cost < best_cost) {
             best_cost = cost;
@@ -77,11 +80,9 @@ bool plan_tcwin(const convt3d_shape *s, int smem_optin, tcw_params *p, size_t *s
     p->kvol = (int)s->k_volume;
     p->nocb = (int)ceil_div(s->cog, kTcwOcb);
     p->nchunks = (int)ceil_div(s->cig, kTcwCk);
-    for (int d = 0; d < 3; d++) {
-        p->out[d] = (int)s->out[d];
+    for (int d = 0; d < 3; d++)
         for (int r = 0; r < p->s[d]; r++)
             p->ph[d][r] = phase_entry_of(s, d, r);
-    }
     dim_most m[3];
     int taps = 1;
     for (int d = 0; d < 3; d++) {
@@ -102,9 +103,9 @@ bool plan_tcwin(const convt3d_shape *s, int smem_optin, tcw_params *p, size_t *s
         p->ntile[d] = (int)ceil_div(m[d].qcount > 0 ? m[d].qcount : 1, rows[d]);
         blocks *= (long long)p->ntile[d] * p->s[d];
     }
-    p->ed = rows[0] + (m[0].taps > 0 ? (m[0].taps - 1) * p->dm[0] : 0);
-    p->eh = rows[1] + (m[1].taps > 0 ? (m[1].taps - 1) * p->dm[1] : 0);
-    p->ew = rows[2] + (m[2].taps > 0 ? (m[2].taps - 1) * p->dm[2] : 0);
+    p->ed = rows[0] + halo_of(m[0], p->dm[0]);
+    p->eh = rows[1] + halo_of(m[1], p->dm[1]);
+    p->ew = rows[2] + halo_of(m[2], p->dm[2]);
     p->ewp = p->ew;
     const long long cs = channel_pitch((long long)p->ed * p->eh * p->ewp);
     const long long stage = kTcwCk * cs + (long long)taps * kTcwCk * kTcwBPitch;
@@ -148,12 +149,8 @@ static double box_efficiency(const tcw_params &p)
 {
     const int rows[3] = {p.td, p.th, kTcwW};
     double eff = 1.0;
-    for (int d = 0; d < 3; d++) {
-        int most = 0;
-        for (int r = 0; r < p.s[d]; r++)
-            most = p.ph[d][r].qcount > most ? p.ph[d][r].qcount : most;
-        eff *= (double)most / ((double)p.ntile[d] * rows[d]);
-    }
+    for (int d = 0; d < 3; d++)
+        eff *= (double)most_of(p, d).qcount / ((double)p.ntile[d] * rows[d]);
     return eff;
 }
 
