@@ -8,7 +8,8 @@
  * channel-major rows of a per-thread cache (the NCDHW row packing's slots,
  * kept here because the kernel, not the driver, must transpose), the tile
  * runs on them unchanged, and each chunk of its output goes through a
- * per-thread buffer of NCDHW rows that is transposed into y.  Every output
+ * per-thread buffer of NCDHW rows that is transposed into y, a batch of
+ * groups at a time (tr_batch) so that whole lines of y can be streamed.  Every output
  * element is still summed by one tile in the tile's fixed order: the
  * result is bitwise the NCDHW kernel's, for any thread count.
  *
@@ -29,10 +30,29 @@ typedef struct tr_tag {
     int64_t stamp;    /* output row that last used it */
 } tr_tag;
 
+/* Groups whose output channels are transposed into y together: the fewest
+ * whose channels fill whole vectors (lcm(C_out/G, VL) channels, at most all
+ * the groups), so each position's part of y is whole VL-float vectors, whole
+ * 64-byte lines where y is aligned, and can be streamed (tr_rows_out): the
+ * masked stores of a single group's few channels made every line of y be
+ * read for ownership first (round 12c: the output transpose was 24% of the
+ * time).  Fewer than all groups keep the output buffer small (below VL * VL
+ * channel rows) for any number of groups. */
+static int64_t tr_batch(const convt3d_shape *s)
+{
+    int64_t a = s->cog, b = VL;
+    while (b) {
+        const int64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return cpu_min64(s->groups, VL / a); /* VL / gcd(C_out/G, VL) */
+}
+
 /* The kernel's scratch: the W-lane tile's own (prepared chunks and tile
  * buffer, first: ncdhw_row_into reads it at job->scratch), the row counter,
  * the tags and the slots (tr_slots of each group, group by group), the
- * row's taps into the slots, the output buffer. */
+ * row's taps into the slots, the output buffer (a batch's channel rows). */
 typedef struct tr_layout {
     size_t tile, now, tags, rows, rt, out, total;
 } tr_layout;
@@ -51,7 +71,8 @@ static tr_layout tr_layout_of(const cpu_plan *pl)
     l.rows = l.tags + tr_round64(slots * sizeof(tr_tag));
     l.rt = l.rows + tr_round64(slots * (size_t)(s->cig * pl->tr_row) * sizeof(float));
     l.out = l.rt + tr_round64((size_t)(s->k[0] * s->k[1]) * sizeof(cpu_row_tap));
-    l.total = l.out + tr_round64((size_t)(s->cog * pl->tr_out_row) * sizeof(float));
+    const size_t out_rows = (size_t)(tr_batch(s) * s->cog);
+    l.total = l.out + tr_round64(out_rows * (size_t)pl->tr_out_row * sizeof(float));
     return l;
 }
 
@@ -103,9 +124,11 @@ static void tr_rows_in(float *dst, int64_t row, const float *src, int64_t xs, in
     }
 }
 
-/* y[p * ys + c] = buf[c * row + p] for c < nc, p < np: the inverse. */
+/* y[p * ys + c] = buf[c * row + p] for c < nc, p < np: the inverse.  With
+ * stream (tr_can_stream: nc and ys multiples of VL, y VL-aligned) every
+ * store is a whole aligned vector and goes out non-temporal. */
 static void tr_rows_out(float *y, int64_t ys, const float *buf, int64_t row, int64_t nc,
-                        int64_t np)
+                        int64_t np, int stream)
 {
     const int cw = tr_fold_width(nc), F = VL / cw;
     int shift = 0;
@@ -130,12 +153,30 @@ static void tr_rows_out(float *y, int64_t ys, const float *buf, int64_t row, int
                 const int pn = (int)cpu_min64(VL, np - pb);
                 const vmask cm = v_mask_range(b * cw, b * cw + cn);
                 float *yb = y + pb * ys + c0 - b * cw;
-                CPU_UNROLL for (int p = 0; p < VL; p++)
-                    if (p < pn)
-                        v_storeu_mask(yb + p * ys, t[p], cm);
+                if (stream) /* cw = cn = VL, b = 0: cm is every lane */
+                    CPU_UNROLL for (int p = 0; p < VL; p++) {
+                        if (p < pn)
+                            v_stream(yb + p * ys, t[p]);
+                    }
+                else
+                    CPU_UNROLL for (int p = 0; p < VL; p++) {
+                        if (p < pn)
+                            v_storeu_mask(yb + p * ys, t[p], cm);
+                    }
             }
         }
     }
+}
+
+/* Whether a batch's nc channels at y (positions ys apart) can be streamed:
+ * the plan streams (a y far larger than the caches) and every position's
+ * channels are whole aligned vectors, so no line is written partly by a
+ * plain store next to streamed ones (phase_tile.h: that costs more than
+ * streaming saves). */
+static int tr_can_stream(const cpu_plan *pl, const float *y, int64_t ys, int64_t nc)
+{
+    return pl->stream && nc % VL == 0 && ys % VL == 0 &&
+           (uintptr_t)y % (VL * sizeof(float)) == 0;
 }
 
 /* The slot holding x row src, transposed in when it is not there yet into
@@ -171,33 +212,38 @@ static void row_ndhwc_tr(const cpu_plan *pl, const cpu_row_job *job)
     float *rows = (float *)(base + l.rows), *out = (float *)(base + l.out);
     cpu_row_tap *rt = (cpu_row_tap *)(base + l.rt);
     const int64_t slot_floats = s->cig * pl->tr_row, sw = s->s[2], outw = s->out[2];
-    const int64_t ys4 = s->y_stride[4];
+    const int64_t ys4 = s->y_stride[4], batch = tr_batch(s);
     ++*now;
     cpu_row_job j = *job;
     j.x_plane = pl->tr_row;
     j.w_lo = -pl->tr_left;
     j.w_hi = pl->tr_row - pl->tr_left;
     j.rt = rt;
-    j.y = out;
     for (int64_t j0 = job->j0; j0 < job->j1; j0 += pl->chunk) {
         j.j0 = j0;
         j.j1 = cpu_min64(job->j1, j0 + pl->chunk);
         /* the chunk's outputs: every phase's positions from j0 * sw */
         const int64_t o0 = j0 * sw, n = cpu_min64(j.j1 * sw, outw) - o0;
-        for (int64_t g = 0; g < s->groups; g++) {
-            tr_tag *tag = tags + g * pl->tr_slots;
-            float *grows = rows + g * pl->tr_slots * slot_floats;
-            for (int64_t r = 0; r < job->nrt; r++) {
-                const float *src = job->x + g * s->cig * s->x_stride[1] + job->rt[r].x_off;
-                rt[r].w_tap = job->rt[r].w_tap;
-                rt[r].x_off = tr_slot(pl, tag, grows, *now, src) * slot_floats;
+        for (int64_t g0 = 0; g0 < s->groups; g0 += batch) {
+            const int64_t gn = cpu_min64(batch, s->groups - g0);
+            for (int64_t g = g0; g < g0 + gn; g++) {
+                tr_tag *tag = tags + g * pl->tr_slots;
+                float *grows = rows + g * pl->tr_slots * slot_floats;
+                for (int64_t r = 0; r < job->nrt; r++) {
+                    const float *src = job->x + g * s->cig * s->x_stride[1] + job->rt[r].x_off;
+                    rt[r].w_tap = job->rt[r].w_tap;
+                    rt[r].x_off = tr_slot(pl, tag, grows, *now, src) * slot_floats;
+                }
+                j.x = grows + pl->tr_left; /* input w = 0 of the group's slot 0, channel 0 */
+                j.w = job->w + g * pl->w_group;
+                j.bias = job->bias ? job->bias + g * pl->cogp : NULL;
+                /* the group's channel rows follow the batch's earlier groups' */
+                j.y = out + (g - g0) * s->cog * pl->tr_out_row;
+                ncdhw_row_into(pl, &j, pl->tr_out_row, j0, 0);
             }
-            j.x = grows + pl->tr_left; /* input w = 0 of the group's slot 0, channel 0 */
-            j.w = job->w + g * pl->w_group;
-            j.bias = job->bias ? job->bias + g * pl->cogp : NULL;
-            ncdhw_row_into(pl, &j, pl->tr_out_row, j0, 0);
-            float *yg = job->y + o0 * ys4 + g * s->cog * s->y_stride[1];
-            tr_rows_out(yg, ys4, out, pl->tr_out_row, s->cog, n);
+            float *yb = job->y + o0 * ys4 + g0 * s->cog * s->y_stride[1];
+            const int64_t nc = gn * s->cog;
+            tr_rows_out(yb, ys4, out, pl->tr_out_row, nc, n, tr_can_stream(pl, yb, ys4, nc));
         }
     }
 }
