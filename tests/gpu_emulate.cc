@@ -921,8 +921,8 @@ void tcwin_body(const emu_thread &t)
 }
 
 int g_tcwin_boxes[5]; /* problems by box shape (D rows 1, 2, 4, 8, 16) */
-int g_tcwin_chunks;   /* problems with several chunks of 8 input channels */
-int g_tcwin_ragged;   /* problems with C_in/G not a multiple of 8 */
+int g_tcwin_chunks;   /* problems with several chunks of input channels */
+int g_tcwin_ragged;   /* problems with C_in/G not a multiple of the chunk */
 int g_tcwin_dilated;  /* problems with a dilation above 1 */
 
 /* Random problems of 1-40 channels a group (C_out/G above 32 half the
@@ -949,16 +949,19 @@ int run_tcwin_as(int i, convt3d_dtype type)
     tcw_params p;
     size_t smem;
     char why[200];
-    if (!plan_tcwin(&d.s, kH200.smem_optin, &p, &smem, why, sizeof why))
+    convt3d_shape typed_shape = d.s; /* the planner sizes a chunk by the data type */
+    typed_shape.x_type = typed_shape.w_type = typed_shape.bias_type = typed_shape.y_type = type;
+    if (!plan_tcwin(&typed_shape, kH200.smem_optin, &p, &smem, why, sizeof why))
         return -1;
     std::vector<float> w = pack_weights(d, kTcwOcb, p.nocb);
     if (MATH == TCW_TF32) /* the entry's tf32_weights: rounded once at planning */
         for (float &v : w)
             v = tf32_value(to_tf32(v));
+    std::vector<T> w16 = typed<T>(w); /* the half entries' half_weights: narrowed, exact */
     std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
     std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
     p.x = reinterpret_cast<const float *>(x.data());
-    p.w = w.data();
+    p.w = MATH == TCW_HALF ? reinterpret_cast<const float *>(w16.data()) : w.data();
     p.bias = d.p.has_bias ? reinterpret_cast<const float *>(b.data()) : nullptr;
     p.y = reinterpret_cast<float *>(y.data());
     emulate_cluster(1, kTcwThreads, smem / sizeof(float), tcwin_body<MATH, T>, &p);
@@ -966,9 +969,9 @@ int run_tcwin_as(int i, convt3d_dtype type)
     for (int k = 0; k < 5; k++)
         g_tcwin_boxes[k] += p.td == 1 << k;
     g_tcwin_chunks += p.nchunks > 1;
-    g_tcwin_ragged += d.s.cig % kTcwCk != 0;
+    g_tcwin_ragged += d.s.cig % p.ck != 0;
     g_tcwin_dilated += p.dm[0] > 1 || p.dm[1] > 1 || p.dm[2] > 1;
-    static const char *const names[] = {"tf32", "3xtf32", "exact"};
+    static const char *const names[] = {"tf32", "3xtf32", "half"};
     static const int igemm_math[] = {IGEMM_TF32, IGEMM_3XTF32, IGEMM_HALF}; /* its tolerance */
     char what[96];
     snprintf(what, sizeof what, "tcwin %s %s box %dx%dx%d", names[MATH], convt3d_dtype_name(type),
@@ -981,9 +984,9 @@ int run_tcwin(int i, const char *mode)
     if (strcmp(mode, "3xtf32") == 0)
         return run_tcwin_as<TCW_3XTF32, float>(i, CONVT3D_F32);
     if (strcmp(mode, "f16") == 0)
-        return run_tcwin_as<TCW_EXACT, f16_t>(i, CONVT3D_F16);
+        return run_tcwin_as<TCW_HALF, f16_t>(i, CONVT3D_F16);
     if (strcmp(mode, "bf16") == 0)
-        return run_tcwin_as<TCW_EXACT, bf16_t>(i, CONVT3D_BF16);
+        return run_tcwin_as<TCW_HALF, bf16_t>(i, CONVT3D_BF16);
     return run_tcwin_as<TCW_TF32, float>(i, CONVT3D_F32);
 }
 
@@ -1165,7 +1168,7 @@ int main(int argc, char **argv)
                g_fewout_cs[1], g_fewout_cs[2], g_fewout_cs[3], g_fewout_wide);
     if (tcwin)
         printf(" (boxes of 1/2/4/8/16 D rows: %d/%d/%d/%d/%d; %d with several chunks, %d with "
-               "C_in/G not a multiple of 8, %d dilated)",
+               "C_in/G not a multiple of the chunk, %d dilated)",
                g_tcwin_boxes[0], g_tcwin_boxes[1], g_tcwin_boxes[2], g_tcwin_boxes[3],
                g_tcwin_boxes[4], g_tcwin_chunks, g_tcwin_ragged, g_tcwin_dilated);
     if (dwlast)

@@ -31,7 +31,7 @@ const cuda_impl *const kTable[] = {
     /* tensor cores: only in the modes and types that ask for them */
     &cuda_tf32_tcwin_mma,   /* tcwin/: a window staged once for every tap of a phase */
     &cuda_3xtf32_tcwin_mma,
-    &cuda_f16_tcwin_mma,    /* tcwin/: f16 data, exact TF32 products */
+    &cuda_f16_tcwin_mma,    /* tcwin/: f16 data, m16n8k16 on channel pairs */
     &cuda_bf16_tcwin_mma,
     &cuda_tf32_igemm_mma,   /* igemm/ with mma.sync, inputs rounded to TF32 */
     &cuda_3xtf32_igemm_mma, /* igemm/ with mma.sync, inputs split in two TF32 parts */

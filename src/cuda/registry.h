@@ -7,12 +7,12 @@
  * forced entry if it applies, never another.
  *
  * The order (bench/NOTES.md has the H200 measurements behind it):
- *   0a. the tensor-core window kernel (tcwin/, mma.sync m16n8k8 TF32), only
- *      in the numeric modes that ask for tensor cores: TF32 math on f32 data
- *      and f16/bf16 data (exact TF32 products), per stride phase, an input
- *      window staged once per 8 channels for every tap of the phase
- *      (tcwin/plan.cu, tcwin_entry_passed_over, says where automatically);
- *      3xTF32 forced only;
+ *   0a. the tensor-core window kernel (tcwin/, mma.sync), only in the
+ *      numeric modes that ask for tensor cores: TF32 and 3xTF32 math on f32
+ *      data (m16n8k8) and f16/bf16 data (m16n8k16 on 16-bit channel pairs),
+ *      per stride phase, an input window staged once per chunk of channels
+ *      for every tap of the phase (tcwin/plan.cu, tcwin_entry_passed_over,
+ *      says where automatically);
  *   0. the implicit-GEMM engine with tensor cores (igemm/, mma.sync), only
  *      in the numeric modes that ask for them: TF32 math on f32 data in
  *      NCDHW with C_in/G >= 16 and C_out/G >= 32 (automatically; forced:

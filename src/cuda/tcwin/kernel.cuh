@@ -3,14 +3,17 @@
  * and the emulator (CONVT3D_GPU_EMULATE) checks it there, MMA fragments
  * included.
  *
- * Shared memory: two stages, each [8 channels][window] of inputs (channel
- * pitch cs = 8 mod 32 floats) then [taps][8 channels][kTcwBPitch] of
- * weights; then the phase's tap table (tcw_tap_table).  Chunk c + 1 is
- * copied (cp.async; half data through registers, widened) while chunk c is
- * computed.  A thread's A fragments sit at one offset from its rows' window
- * origin for every element of a tap, so a tap costs 8 shared loads of A and
- * 8 of B for 8 MMAs (24 for 3xTF32), and no index arithmetic beyond one
- * shift. */
+ * Shared memory: two stages, each [8 words][window] of inputs (channel
+ * pitch cs = 8 mod 32 words; a word is an f32 channel, or a pair of
+ * consecutive f16 / bf16 channels: the k16 MMA's A fragment holds such
+ * pairs) then [taps][8 channels][kTcwBPitch] f32 weights or
+ * [taps][16 channels][kTcwBPitch] 16-bit ones; then the phase's tap table
+ * (tcw_tap_table).  Chunk c + 1 is copied (cp.async; the half window
+ * through registers, paired) while chunk c is computed.  A thread's A
+ * fragments sit at one offset from its rows' window origin for every
+ * element of a tap, so a tap costs 8 shared loads of A and 8 of B (2
+ * ldmatrix for half data) for 8 MMAs (24 for 3xTF32), and no index
+ * arithmetic beyond one shift. */
 #ifndef CONVT3D_CUDA_TCWIN_KERNEL_CUH
 #define CONVT3D_CUDA_TCWIN_KERNEL_CUH
 
@@ -69,7 +72,8 @@ CT3D_DEV tcw_box tcw_box_of(const tcw_params &p, long long b)
 constexpr int kTcwHalfBatch = 8;
 
 /* One lane's walk down the rows of a window: the row (channel, z, y), its
- * input coordinates, its offset in x and in the window.  Stepping to the
+ * input coordinates, its offset in x and in the window (words).  A row is
+ * CSTEP channels: 1 for f32, a pair for half data.  Stepping to the
  * next row is additions and compares only: the walk's per-row index
  * arithmetic was most of the kernel's instructions when each row's offset
  * came from scratch (H200 round 17: 2.7 instructions a cycle, 5x the MMA
@@ -80,6 +84,7 @@ struct tcw_walk {
     int dst;
 };
 
+template <int CSTEP>
 CT3D_DEV tcw_walk tcw_walk_at(const tcw_params &p, const tcw_box &x, int ic0, int r0, int iw)
 {
     const int ez = x.ext[0], ey = x.ext[1];
@@ -87,7 +92,7 @@ CT3D_DEV tcw_walk tcw_walk_at(const tcw_params &p, const tcw_box &x, int ic0, in
     const int c = r0 / (ez * ey), rem = r0 - c * ez * ey;
     w.z = rem / ey;
     w.y = rem - w.z * ey;
-    w.ic = ic0 + c;
+    w.ic = ic0 + CSTEP * c;
     w.id = x.lo[0] + w.z;
     w.ih = x.lo[1] + w.y;
     w.off = x.n * p.xs[0] + (long long)(x.g * p.cig + w.ic) * p.xs[1] +
@@ -104,6 +109,7 @@ CT3D_DEV bool tcw_walk_in(const tcw_params &p, const tcw_walk &w)
            (unsigned)w.ih < (unsigned)p.in[1];
 }
 
+template <int CSTEP>
 CT3D_DEV void tcw_walk_next(const tcw_params &p, const tcw_box &x, tcw_walk &w)
 {
     const int ez = x.ext[0], ey = x.ext[1];
@@ -118,18 +124,19 @@ CT3D_DEV void tcw_walk_next(const tcw_params &p, const tcw_box &x, tcw_walk &w)
         if (++w.z == ez) {
             w.z = 0;
             w.id = x.lo[0];
-            w.off += p.xs[1] - (long long)ez * p.xs[2];
-            w.ic++;
+            w.off += CSTEP * p.xs[1] - (long long)ez * p.xs[2];
+            w.ic += CSTEP;
             w.dst += p.cs - ez * ey * p.ewp;
         }
     }
 }
 
-/* Copies channels [ic0, ic0 + 8) of the box's window into win ([c][z][y]
- * rows of p.ewp floats, channel pitch p.cs), zeros outside x and past
+/* Copies channels [ic0, ic0 + ck) of the box's window into win ([c][z][y]
+ * rows of p.ewp words, channel pitch p.cs), zeros outside x and past
  * C_in/G.  Each warp takes a contiguous range of rows, lanes along W:
  * coalesced in NCDHW.  f32 goes by cp.async; f16 / bf16 through registers,
- * widened (exact), kTcwHalfBatch rows at a time. */
+ * two channels packed in a word (the low half the even one), kTcwHalfBatch
+ * rows at a time. */
 template <class T>
 CT3D_DEV void tcw_stage_window(const tcw_params &p, const tcw_box &x, float *win, int ic0,
                                int warp, int lane)
@@ -143,33 +150,38 @@ CT3D_DEV void tcw_stage_window(const tcw_params &p, const tcw_box &x, float *win
     for (int xx = lane; xx < x.ext[2]; xx += 32) {
         const int iw = x.lo[2] + xx;
         const bool in_w = (unsigned)iw < (unsigned)p.in[2];
-        tcw_walk w = tcw_walk_at(p, x, ic0, r0, iw);
         if constexpr (sizeof(T) == sizeof(float)) {
+            tcw_walk w = tcw_walk_at<1>(p, x, ic0, r0, iw);
             for (int r = r0; r < r1; r++) {
                 const bool in = in_w && tcw_walk_in(p, w);
                 copy4(win + w.dst + xx, reinterpret_cast<const float *>(xt + (in ? w.off : 0)),
                       in);
-                tcw_walk_next(p, x, w);
+                tcw_walk_next<1>(p, x, w);
             }
         } else {
+            tcw_walk w = tcw_walk_at<2>(p, x, ic0, r0, iw);
+            unsigned *wwin = reinterpret_cast<unsigned *>(win);
             for (int r = r0; r < r1; r += kTcwHalfBatch) {
-                float v[kTcwHalfBatch];
+                unsigned v[kTcwHalfBatch];
                 int at[kTcwHalfBatch];
                 CT3D_UNROLL
                 for (int j = 0; j < kTcwHalfBatch; j++) {
-                    v[j] = 0.0f;
+                    v[j] = 0u; /* +0 in both types */
                     at[j] = -1;
                     if (r + j < r1) {
-                        if (in_w && tcw_walk_in(p, w))
-                            v[j] = load_elem(xt + w.off);
+                        if (in_w && tcw_walk_in(p, w)) {
+                            v[j] = load_bits(xt + w.off);
+                            if (w.ic + 1 < p.cig)
+                                v[j] |= (unsigned)load_bits(xt + w.off + p.xs[1]) << 16;
+                        }
                         at[j] = w.dst + xx;
-                        tcw_walk_next(p, x, w);
+                        tcw_walk_next<2>(p, x, w);
                     }
                 }
                 CT3D_UNROLL
                 for (int j = 0; j < kTcwHalfBatch; j++)
                     if (at[j] >= 0)
-                        win[at[j]] = v[j];
+                        wwin[at[j]] = v[j];
             }
         }
     }
@@ -190,28 +202,34 @@ CT3D_DEV void tcw_tap_table(const tcw_params &p, const tcw_box &x, int *tapk, in
     }
 }
 
-/* Copies the weights of channels [ic0, ic0 + 8) for every tap of the box's
- * phase into wsm as [tap][channel][kTcwBPitch] (16-byte copies of 4 output
- * channels), zeros past C_in/G. */
+/* Copies the weights of channels [ic0, ic0 + ck) for every tap of the
+ * box's phase into wsm as [tap][channel][kTcwBPitch] elements (16-byte
+ * copies of 4 f32 or 8 16-bit output channels), zeros past C_in/G. */
+template <class T>
 CT3D_DEV void tcw_stage_weights(const tcw_params &p, const tcw_box &x, const int *tapk,
                                 float *wsm, int ic0, int tid)
 {
-    const int copies = x.taps * kTcwCk * (kTcwOcb / 4);
-    const int k = (tid >> 3) & 7, c4 = tid & 7; /* the same in every copy of the thread */
+    constexpr int per16 = 16 / sizeof(T);                /* output channels a copy */
+    constexpr int ck = kTcwCk * sizeof(float) / sizeof(T); /* channels a chunk */
+    constexpr int lanes = kTcwOcb / per16;                 /* copies a channel's row */
+    const int copies = x.taps * ck * lanes;
+    /* the same in every copy of the thread: ck * lanes = 64 copies a tap */
+    const int k = (tid / lanes) % ck, c = tid % lanes;
     const int ic = ic0 + k;
     const bool valid = ic < p.cig;
-    const float *src = p.w + (((long long)(x.g * p.nocb + x.ob) * p.cig + (valid ? ic : 0)) *
-                              p.kvol) * kTcwOcb + c4 * 4;
-    float *dst = wsm + k * kTcwBPitch + c4 * 4;
+    const T *src = reinterpret_cast<const T *>(p.w) +
+                   (((long long)(x.g * p.nocb + x.ob) * p.cig + (valid ? ic : 0)) * p.kvol) *
+                       kTcwOcb + c * per16;
+    T *dst = reinterpret_cast<T *>(wsm) + k * kTcwBPitch + c * per16;
     for (int e = tid; e < copies; e += kTcwThreads) {
-        const int tap = e >> 6;
-        copy16(dst + tap * kTcwCk * kTcwBPitch, src + (valid ? tapk[tap] * kTcwOcb : 0), valid);
+        const int tap = e / (ck * lanes);
+        copy16(reinterpret_cast<float *>(dst + tap * ck * kTcwBPitch),
+               reinterpret_cast<const float *>(src + (valid ? tapk[tap] * kTcwOcb : 0)), valid);
     }
 }
 
 /* A TF32 operand as the MMA takes it: rounded (TF32), split into a big and
- * a small part (3XTF32), or as it is (EXACT: half values, or weights
- * rounded at planning). */
+ * a small part (3XTF32), or as it is (weights rounded at planning). */
 template <int MATH, bool ROUNDED>
 CT3D_DEV void tcw_operand(float v, unsigned &big, unsigned &small)
 {
@@ -227,8 +245,8 @@ CT3D_DEV void tcw_operand(float v, unsigned &big, unsigned &small)
     }
 }
 
-/* One chunk: every tap of the phase as a k8 MMA step on the staged window
- * and weights.  arow[mt]: the window offset of the thread's fragment row g
+/* One chunk of f32 data: every tap of the phase as a k8 MMA step on the
+ * staged window and weights.  arow[mt]: the window offset of the thread's fragment row g
  * of MMA tile mt before a tap's shift; the shift, the same for every
  * position, is the tap's distance from the phase's last tap (the window
  * starts at the last tap's first input). */
@@ -269,6 +287,48 @@ CT3D_DEV void tcw_compute(const tcw_params &p, const tcw_box &x, const float *wi
                         }
                         mma_tf32(acc[mt][nt], abig, bbig[nt], tid);
                     }
+                }
+                mma_flush(tid);
+            }
+        }
+}
+
+/* One chunk of half data: every tap of the phase as a k16 MMA step.  A's
+ * fragment words (channel pairs t and t + 4 at positions g and g + 8) are
+ * read as tcw_compute reads its TF32 ones; B's come from the [channel][oc]
+ * weight rows by ldmatrix .trans, two n8 tiles a call. */
+template <class T>
+CT3D_DEV void tcw_compute_half(const tcw_params &p, const tcw_box &x, const float *win,
+                               const float *wsm, const int (&arow)[2], float (&acc)[2][4][4],
+                               int lane, int tid)
+{
+    const int t = lane & 3;
+    const int tpd = x.e[0].taps, tph = x.e[1].taps, tpw = x.e[2].taps;
+    const int plane = x.ext[1] * p.ewp;
+    const unsigned *wwin = reinterpret_cast<const unsigned *>(win);
+    const unsigned short *wt = reinterpret_cast<const unsigned short *>(wsm);
+    for (int a = 0; a < tpd; a++)
+        for (int bb = 0; bb < tph; bb++) {
+            const int sh_dh = (tpd - 1 - a) * p.dm[0] * plane + (tph - 1 - bb) * p.dm[1] * p.ewp;
+            for (int cc = 0; cc < tpw; cc++, wt += kTcwCkHalf * kTcwBPitch) {
+                const int shift = sh_dh + (tpw - 1 - cc) * p.dm[2];
+                unsigned b[4][2];
+                CT3D_UNROLL
+                for (int np = 0; np < 2; np++) {
+                    unsigned m[4];
+                    ldsm_x4_trans<kLdsmB>(m, wt + 16 * np, kTcwBPitch, lane);
+                    b[2 * np][0] = m[0];
+                    b[2 * np][1] = m[1];
+                    b[2 * np + 1][0] = m[2];
+                    b[2 * np + 1][1] = m[3];
+                }
+                CT3D_UNROLL
+                for (int mt = 0; mt < 2; mt++) {
+                    const unsigned *ap = wwin + arow[mt] + shift + t * p.cs;
+                    const unsigned af[4] = {ap[0], ap[8], ap[4 * p.cs], ap[4 * p.cs + 8]};
+                    CT3D_UNROLL
+                    for (int nt = 0; nt < 4; nt++)
+                        mma_half<T>(acc[mt][nt], af, b[nt], tid);
                 }
                 mma_flush(tid);
             }
@@ -340,21 +400,24 @@ CT3D_DEV void tcw_block(const tcw_params &p, float *smem, int tid, long long b)
         tcw_tap_table(p, x, tapk, tid);
         CT3D_SYNC();
         tcw_stage_window<T>(p, x, smem, 0, warp, lane);
-        tcw_stage_weights(p, x, tapk, smem + wofs, 0, tid);
+        tcw_stage_weights<T>(p, x, tapk, smem + wofs, 0, tid);
         copy_commit();
         for (int c = 0; c < p.nchunks; c++) {
             const float *cur = smem + (c & 1) * p.stage_floats;
             if (c + 1 < p.nchunks) {
                 float *next = smem + ((c + 1) & 1) * p.stage_floats;
-                tcw_stage_window<T>(p, x, next, (c + 1) * kTcwCk, warp, lane);
-                tcw_stage_weights(p, x, tapk, next + wofs, (c + 1) * kTcwCk, tid);
+                tcw_stage_window<T>(p, x, next, (c + 1) * p.ck, warp, lane);
+                tcw_stage_weights<T>(p, x, tapk, next + wofs, (c + 1) * p.ck, tid);
                 copy_commit();
                 copy_wait_groups<1>();
             } else {
                 copy_wait_groups<0>();
             }
             CT3D_SYNC();
-            tcw_compute<MATH>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+            if constexpr (MATH == TCW_HALF)
+                tcw_compute_half<T>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+            else
+                tcw_compute<MATH>(p, x, cur, cur + wofs, arow, acc, lane, tid);
             CT3D_SYNC(); /* the next chunk's copies overwrite this stage */
         }
     }

@@ -1,6 +1,6 @@
 /* The tensor-core window kernel's __global__ wrapper, its four
- * instantiations (TF32 and 3xTF32 on f32 data, exact TF32 products on f16
- * and bf16 data), its launch and the family's registry entries (params.h;
+ * instantiations (TF32 and 3xTF32 on f32 data, k16 MMAs on f16 and bf16
+ * data), its launch and the family's registry entries (params.h;
  * body in kernel.cuh; host side in plan.cu). */
 #include "../common/launch_util.h"
 #include "../registry.h"
@@ -34,9 +34,9 @@ tcw_fn tcw_kernel_for(int math, convt3d_dtype type)
     if (math == TCW_3XTF32)
         return tcwin_kernel<TCW_3XTF32, float>;
     if (type == CONVT3D_F16)
-        return tcwin_kernel<TCW_EXACT, f16_t>;
+        return tcwin_kernel<TCW_HALF, f16_t>;
     if (type == CONVT3D_BF16)
-        return tcwin_kernel<TCW_EXACT, bf16_t>;
+        return tcwin_kernel<TCW_HALF, bf16_t>;
     return nullptr;
 }
 
@@ -60,7 +60,7 @@ cudaError_t tcwin_prepare(const cuda_plan &k, int smem_optin)
 {
     const tcwin_plan &tp = *family_params<tcwin_plan>(k);
     convt3d_dtype type = CONVT3D_F32;
-    if (tp.math == TCW_EXACT)
+    if (tp.math == TCW_HALF)
         type = k.impl->dtypes == kDtypeF16 ? CONVT3D_F16 : CONVT3D_BF16;
     const tcw_fn fn = tcw_kernel_for(tp.math, type);
     if (!fn)
@@ -68,7 +68,7 @@ cudaError_t tcwin_prepare(const cuda_plan &k, int smem_optin)
     return raise_smem_cap(reinterpret_cast<const void *>(fn), smem_optin);
 }
 
-const tcwin_variant kTf32 = {TCW_TF32}, k3xTf32 = {TCW_3XTF32}, kExact = {TCW_EXACT};
+const tcwin_variant kTf32 = {TCW_TF32}, k3xTf32 = {TCW_3XTF32}, kHalf = {TCW_HALF};
 
 } // namespace
 
@@ -81,12 +81,14 @@ extern const cuda_impl cuda_3xtf32_tcwin_mma = {
     tcwin_entry_plan,        tcwin_prepare,  nullptr,                tcwin_launch,
     tcwin_entry_describe,    kDtypeF32,      kMath3xTf32};
 extern const cuda_impl cuda_f16_tcwin_mma = {
-    "cuda/f16_tcwin_mma", &kExact,        tcwin_entry_applicable, tcwin_entry_passed_over,
+    "cuda/f16_tcwin_mma", &kHalf,        tcwin_entry_applicable, tcwin_entry_passed_over,
     tcwin_entry_plan,     tcwin_prepare,  nullptr,                tcwin_launch,
-    tcwin_entry_describe, kDtypeF16};
+    tcwin_entry_describe, kDtypeF16,      kMathAny,               0,
+    1};
 extern const cuda_impl cuda_bf16_tcwin_mma = {
-    "cuda/bf16_tcwin_mma", &kExact,        tcwin_entry_applicable, tcwin_entry_passed_over,
+    "cuda/bf16_tcwin_mma", &kHalf,        tcwin_entry_applicable, tcwin_entry_passed_over,
     tcwin_entry_plan,      tcwin_prepare,  nullptr,                tcwin_launch,
-    tcwin_entry_describe,  kDtypeBf16};
+    tcwin_entry_describe,  kDtypeBf16,     kMathAny,               0,
+    1};
 
 } // namespace ct3d

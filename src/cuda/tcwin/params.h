@@ -6,11 +6,12 @@
  * stride-1 correlation of x with the phase's sub-kernel, i.e. a GEMM of
  * positions x C_out/G over (taps of the phase) x C_in/G.  A block owns a box
  * of TD x TH x 16 positions of one phase (16 (D, H) rows of 16 W positions),
- * 32 output channels of one group and one image.  Per chunk of 8 input
- * channels it stages the input WINDOW every tap of the box reads (the box
- * plus the taps' halo, zeros outside x) and the chunk's weights of every tap
- * of the phase; each tap is then a k8 MMA step whose A fragments are read
- * from the window at a shift that is the same for all positions.  So an
+ * 32 output channels of one group and one image.  Per chunk of input
+ * channels (8; 16 of f16 / bf16 data) it stages the input WINDOW every tap
+ * of the box reads (the box plus the taps' halo, zeros outside x) and the
+ * chunk's weights of every tap of the phase; each tap is then an MMA step
+ * (k8 TF32, k16 half) whose A fragments are read from the window at a shift
+ * that is the same for all positions.  So an
  * input element is loaded from global memory once per chunk, not once per
  * tap as in the implicit-GEMM engine (igemm/), whose A tile is rebuilt for
  * every tap: with 27 taps (k3s1p1) that is 27x fewer loads and barriers.
@@ -32,9 +33,13 @@ namespace ct3d {
 constexpr int kTcwThreads = 256;
 constexpr int kTcwRows = 16;  /* (D, H) rows of a box: 2 per warp */
 constexpr int kTcwW = 16;     /* W positions of a row: one m16 MMA tile */
-constexpr int kTcwCk = 8;     /* input channels a chunk: one k8 MMA step */
+constexpr int kTcwCk = 8;     /* 32-bit words a position of a chunk holds: 8 f32 input
+                                 channels (one k8 TF32 step) or 8 pairs of f16 / bf16 ones
+                                 (one k16 step) */
+constexpr int kTcwCkHalf = 2 * kTcwCk; /* input channels a chunk of half data */
 constexpr int kTcwOcb = 32;   /* output channels a block: four n8 tiles */
-constexpr int kTcwBPitch = kTcwOcb + 8; /* floats a weight row: fragments conflict-free */
+constexpr int kTcwBPitch = kTcwOcb + 8; /* elements a weight row: fragments conflict-free
+                                           (f32 loads; 16-bit ldmatrix rows 80 bytes apart) */
 constexpr int kTcwMaxTaps = 64;  /* taps of a phase (product over the dims) */
 constexpr int kTcwMaxStride = 8; /* phase tables per dim */
 
@@ -42,16 +47,17 @@ constexpr int kTcwMaxStride = 8; /* phase tables per dim */
 enum tcw_math {
     TCW_TF32 = 0,   /* f32 data, x rounded to TF32 on use, weights at planning */
     TCW_3XTF32 = 1, /* f32 data, both operands split in a big and a small TF32 part */
-    TCW_EXACT = 2   /* f16 / bf16 data: their values are TF32 values, products exact */
+    TCW_HALF = 2    /* f16 / bf16 data as it is: m16n8k16 steps on channel pairs */
 };
 
 struct tcw_params {
     const float *x; /* of the data type (f16 / bf16 reinterpret) */
-    const float *w; /* packed f32, ocb 32 (common/types.h) */
+    const float *w; /* packed, ocb 32 (common/types.h): f32, or 16-bit for TCW_HALF */
     const float *bias;
     float *y;
     long long xs[5], ys[5];
     int groups, cig, cog, nocb, nchunks;
+    int ck;              /* input channels a chunk: kTcwCk, kTcwCkHalf for half data */
     int in[3], k[3], s[3], p[3], dm[3], kstep[3];
     int kvol;
     phase_entry ph[3][kTcwMaxStride];
@@ -61,7 +67,8 @@ struct tcw_params {
     int ewp;             /* floats a window row (>= ew) */
     int cs;              /* floats a window channel (= 8 mod 32: fragments conflict-free) */
     int maxtaps;         /* taps of the heaviest phase */
-    int stage_floats;    /* one stage: window (8 cs) + weights (maxtaps 8 kTcwBPitch) */
+    int stage_floats;    /* one stage: window (8 cs) + weights (maxtaps 8 kTcwBPitch words:
+                            ck channels of 4 or 2 bytes) */
     long long nblocks;
 };
 

@@ -79,7 +79,8 @@ bool plan_tcwin(const convt3d_shape *s, int smem_optin, tcw_params *p, size_t *s
     fill_shape_fields(s, *p);
     p->kvol = (int)s->k_volume;
     p->nocb = (int)ceil_div(s->cog, kTcwOcb);
-    p->nchunks = (int)ceil_div(s->cig, kTcwCk);
+    p->ck = s->x_type == CONVT3D_F32 ? kTcwCk : kTcwCkHalf;
+    p->nchunks = (int)ceil_div(s->cig, p->ck);
     for (int d = 0; d < 3; d++)
         for (int r = 0; r < p->s[d]; r++)
             p->ph[d][r] = phase_entry_of(s, d, r);
@@ -188,7 +189,7 @@ bool tcwin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     if (!plan_tcwin(s, lim.smem_optin, &p, &smem, why, why_size))
         return true;
     const long long phases = s->s[0] * s->s[1] * s->s[2];
-    const long long min_taps = tcwin_entry_math(e) == TCW_EXACT ? kTcwMinTapsHalf : kTcwMinTaps;
+    const long long min_taps = tcwin_entry_math(e) == TCW_HALF ? kTcwMinTapsHalf : kTcwMinTaps;
     if (s->layout != CONVT3D_LAYOUT_NCDHW || s->cig < 16 || s->cog < 16 ||
         s->k_volume < min_taps * phases || box_efficiency(p) < kTcwMinBoxShare) {
         snprintf(why, why_size, "automatically in NCDHW with C_in/G >= 16, C_out/G >= 16, "
@@ -224,7 +225,7 @@ void tcwin_entry_describe(const cuda_plan &k, char *buf, size_t size)
              "x %d, up to %d taps a phase, %d chunks of %d input channels, %lld blocks, %zu B "
              "shared",
              k.impl->name, p.td, p.th, kTcwW, kTcwOcb, p.ed, p.eh, p.ew, p.maxtaps, p.nchunks,
-             kTcwCk, k.blocks, k.smem_bytes);
+             p.ck, k.blocks, k.smem_bytes);
 }
 
 } // namespace ct3d
