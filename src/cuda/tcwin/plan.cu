@@ -158,7 +158,7 @@ static double box_efficiency(const tcw_params &p)
 /* Where the walk takes this kernel (it comes before the implicit-GEMM
  * engine's tensor-core entries), in every mode that permits tensor cores:
  * NCDHW (lanes along W read the window rows coalesced), C_in/G >= 16 and
- * C_out/G >= 16 (a chunk of 8 channels and a block of 32 mostly full),
+ * C_out/G >= 16 (a chunk of channels and a block of 32 mostly full),
  * boxes at least kTcwMinBoxShare full of outputs, and at least kTcwMinTaps
  * taps a phase on average (k_volume / phases; kTcwMinTapsHalf on f16/bf16
  * data, whose window goes through registers): a staged window then serves
@@ -171,10 +171,13 @@ static double box_efficiency(const tcw_params &p)
  * 17-21 positions left boxes half empty (random_32, _33, _144: 0.45-0.87x
  * the implicit-GEMM engine's speed) or the volume was tiny (random_133,
  * 7 x 8 x 14: 0.51x); even with 27 taps and a full W box (random_21, boxes
- * 61% full) a tie.  f16 (exact TF32 products, the half engine has m16n8k16
- * MMAs): k3s1p1 0.089 against the half phase kernel's 0.148, but k4s2p1
- * 0.685 against the half MMA's 0.391.  3xTF32: k3s1p1 0.094 against the FMA
- * kernels' 0.132, k4s2p1 0.561 against 0.569. */
+ * 61% full) a tie.  f16 / bf16 (round 18, m16n8k16 on 16-bit stages):
+ * k3s1p1 0.052 against the implicit-GEMM engine's 0.145 (cuDNN 0.039),
+ * k4s2p1 0.389, a tie with it; the half window goes through registers, so
+ * with few taps its staging costs more than the f32 one's (k3s2p1op1_wide
+ * 0.167 against 0.068, unet_up_k2s2 4.39 ms against 0.84).  3xTF32:
+ * k3s1p1 0.094 against the FMA kernels' 0.132, k4s2p1 0.561 against
+ * 0.569. */
 constexpr long long kTcwMinTaps = 6;
 constexpr long long kTcwMinTapsHalf = 16;
 constexpr double kTcwMinBoxShare = 0.7;
