@@ -86,6 +86,10 @@ typedef struct convt3d_phase {
 } convt3d_phase;
 /* Phase r (0 <= r < s) of dim d. */
 CONVT3D_INTERNAL convt3d_phase convt3d_phase_of(const convt3d_shape *shape, int dim, int64_t r);
+
+/* The greatest common divisor of a >= 0 and b >= 0 (gcd(a, 0) = a); the
+ * phase table, the CPU planners and the CUDA planners share it. */
+CONVT3D_INTERNAL int64_t convt3d_gcd64(int64_t a, int64_t b);
 /* For outputs o = j*s + c of dim d: tap t of their phase reads input j + delta. */
 CONVT3D_INTERNAL int64_t convt3d_phase_delta(const convt3d_shape *shape, int dim, int64_t c,
                                              const convt3d_phase *phase, int64_t t);

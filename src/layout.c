@@ -282,7 +282,7 @@ convt3d_status convt3d_tensor_elems(const convt3d_problem *problem, int64_t *x_e
     return CONVT3D_SUCCESS;
 }
 
-static int64_t gcd64(int64_t a, int64_t b)
+int64_t convt3d_gcd64(int64_t a, int64_t b)
 {
     while (b) {
         const int64_t t = a % b;
@@ -300,7 +300,7 @@ convt3d_phase convt3d_phase_of(const convt3d_shape *shape, int dim, int64_t r)
     /* k reaches phase r when k*l == r (mod s).  The reaching taps repeat every
      * s / gcd(s, l) taps, so scan one period for the first. */
     const int64_t s = shape->s[dim], l = shape->l[dim], k = shape->k[dim], p = shape->p[dim];
-    const int64_t g = gcd64(s, l % s ? l % s : s);
+    const int64_t g = convt3d_gcd64(s, l % s ? l % s : s);
     convt3d_phase ph = {-1, s / g, 0, 0, l / g, 0, 0};
     for (int64_t t = 0; t < k && t < ph.tap_step; t++)
         if ((t * l) % s == r % s) {

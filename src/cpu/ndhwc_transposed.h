@@ -40,13 +40,7 @@ typedef struct tr_tag {
  * channel rows) for any number of groups. */
 static int64_t tr_batch(const convt3d_shape *s)
 {
-    int64_t a = s->cog, b = VL;
-    while (b) {
-        const int64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return cpu_min64(s->groups, VL / a); /* VL / gcd(C_out/G, VL) */
+    return cpu_min64(s->groups, VL / convt3d_gcd64(s->cog, VL));
 }
 
 /* The kernel's scratch: the W-lane tile's own (prepared chunks and tile
@@ -124,6 +118,18 @@ static void tr_rows_in(float *dst, int64_t row, const float *src, int64_t xs, in
     }
 }
 
+/* One position's channels into y: streamed when the batch can be
+ * (tr_can_stream: then cw = cn = VL, b = 0 and cm is every lane), else
+ * through the lane mask.  stream is the same for the whole call, so the
+ * branch is unswitched out of the loops. */
+static inline void tr_store(float *y, vf v, vmask cm, int stream)
+{
+    if (stream)
+        v_stream(y, v);
+    else
+        v_storeu_mask(y, v, cm);
+}
+
 /* y[p * ys + c] = buf[c * row + p] for c < nc, p < np: the inverse.  With
  * stream (tr_can_stream: nc and ys multiples of VL, y VL-aligned) every
  * store is a whole aligned vector and goes out non-temporal. */
@@ -153,16 +159,10 @@ static void tr_rows_out(float *y, int64_t ys, const float *buf, int64_t row, int
                 const int pn = (int)cpu_min64(VL, np - pb);
                 const vmask cm = v_mask_range(b * cw, b * cw + cn);
                 float *yb = y + pb * ys + c0 - b * cw;
-                if (stream) /* cw = cn = VL, b = 0: cm is every lane */
-                    CPU_UNROLL for (int p = 0; p < VL; p++) {
-                        if (p < pn)
-                            v_stream(yb + p * ys, t[p]);
-                    }
-                else
-                    CPU_UNROLL for (int p = 0; p < VL; p++) {
-                        if (p < pn)
-                            v_storeu_mask(yb + p * ys, t[p], cm);
-                    }
+                CPU_UNROLL for (int p = 0; p < VL; p++) {
+                    if (p < pn)
+                        tr_store(yb + p * ys, t[p], cm, stream);
+                }
             }
         }
     }

@@ -19,17 +19,7 @@ struct device_limits {
     int num_sms;
 };
 
-/* Integer helpers of the planners. */
-inline long long gcd64(long long a, long long b)
-{
-    while (b) {
-        const long long t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
+/* Integer helpers of the planners (the gcd is convt3d_gcd64, internal.h). */
 inline long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
 /* The smallest power of two >= v, at most cap (a power of two). */

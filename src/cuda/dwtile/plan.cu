@@ -60,7 +60,7 @@ dh_span fill_dh(const convt3d_shape *s, int d, dw_params *p)
 bool fill_w(const convt3d_shape *s, dw_params *p)
 {
     const int sw = (int)s->s[2], l = (int)s->l[2], pw = (int)s->p[2];
-    const int kstep = sw / (int)gcd64(sw, l);
+    const int kstep = sw / (int)convt3d_gcd64(sw, l);
     int start[2] = {0, 0}, pos = 0, smin = 0;
     bool any = false;
     p->sw = sw;

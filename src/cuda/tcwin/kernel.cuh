@@ -210,7 +210,7 @@ CT3D_DEV void tcw_stage_weights(const tcw_params &p, const tcw_box &x, const int
                                 float *wsm, int ic0, int tid)
 {
     constexpr int per16 = 16 / sizeof(T);                /* output channels a copy */
-    constexpr int ck = kTcwCk * sizeof(float) / sizeof(T); /* channels a chunk */
+    constexpr int ck = tcw_chunk_channels(sizeof(T));
     constexpr int lanes = kTcwOcb / per16;                 /* copies a channel's row */
     const int copies = x.taps * ck * lanes;
     /* the same in every copy of the thread: ck * lanes = 64 copies a tap */
@@ -245,52 +245,61 @@ CT3D_DEV void tcw_operand(float v, unsigned &big, unsigned &small)
     }
 }
 
+/* Calls step(shift) for every tap of the box's phase in the weights'
+ * [tap] order (D, H, W).  shift: the window offset of the tap, the same
+ * for every position: its distance from the phase's last tap (the window
+ * starts at the last tap's first input).  Both inner products walk the taps
+ * here; step advances its own weight pointer. */
+template <class Step>
+CT3D_DEV void tcw_for_each_tap(const tcw_params &p, const tcw_box &x, Step &&step)
+{
+    const int tpd = x.e[0].taps, tph = x.e[1].taps, tpw = x.e[2].taps;
+    const int plane = x.ext[1] * p.ewp;
+    for (int a = 0; a < tpd; a++)
+        for (int bb = 0; bb < tph; bb++) {
+            const int sh_dh = (tpd - 1 - a) * p.dm[0] * plane + (tph - 1 - bb) * p.dm[1] * p.ewp;
+            for (int cc = 0; cc < tpw; cc++)
+                step(sh_dh + (tpw - 1 - cc) * p.dm[2]);
+        }
+}
+
 /* One chunk of f32 data: every tap of the phase as a k8 MMA step on the
- * staged window and weights.  arow[mt]: the window offset of the thread's fragment row g
- * of MMA tile mt before a tap's shift; the shift, the same for every
- * position, is the tap's distance from the phase's last tap (the window
- * starts at the last tap's first input). */
+ * staged window and weights.  arow[mt]: the window offset of the thread's
+ * fragment row g of MMA tile mt before a tap's shift (tcw_for_each_tap). */
 template <int MATH>
 CT3D_DEV void tcw_compute(const tcw_params &p, const tcw_box &x, const float *win,
                           const float *wsm, const int (&arow)[2], float (&acc)[2][4][4],
                           int lane, int tid)
 {
     const int g = lane >> 2, t = lane & 3;
-    const int tpd = x.e[0].taps, tph = x.e[1].taps, tpw = x.e[2].taps;
-    const int plane = x.ext[1] * p.ewp;
     const float *wt = wsm + t * kTcwBPitch + g;
-    for (int a = 0; a < tpd; a++)
-        for (int bb = 0; bb < tph; bb++) {
-            const int sh_dh = (tpd - 1 - a) * p.dm[0] * plane + (tph - 1 - bb) * p.dm[1] * p.ewp;
-            for (int cc = 0; cc < tpw; cc++, wt += kTcwCk * kTcwBPitch) {
-                const int shift = sh_dh + (tpw - 1 - cc) * p.dm[2];
-                unsigned bbig[4][2], bsmall[4][2];
-                CT3D_UNROLL
-                for (int nt = 0; nt < 4; nt++) {
-                    tcw_operand<MATH, true>(wt[nt * 8], bbig[nt][0], bsmall[nt][0]);
-                    tcw_operand<MATH, true>(wt[4 * kTcwBPitch + nt * 8], bbig[nt][1],
-                                            bsmall[nt][1]);
+    tcw_for_each_tap(p, x, [&](int shift) {
+        unsigned bbig[4][2], bsmall[4][2];
+        CT3D_UNROLL
+        for (int nt = 0; nt < 4; nt++) {
+            tcw_operand<MATH, true>(wt[nt * 8], bbig[nt][0], bsmall[nt][0]);
+            tcw_operand<MATH, true>(wt[4 * kTcwBPitch + nt * 8], bbig[nt][1], bsmall[nt][1]);
+        }
+        CT3D_UNROLL
+        for (int mt = 0; mt < 2; mt++) {
+            const float *ap = win + arow[mt] + shift + t * p.cs;
+            unsigned abig[4], asmall[4];
+            tcw_operand<MATH, false>(ap[0], abig[0], asmall[0]);
+            tcw_operand<MATH, false>(ap[8], abig[1], asmall[1]);
+            tcw_operand<MATH, false>(ap[4 * p.cs], abig[2], asmall[2]);
+            tcw_operand<MATH, false>(ap[4 * p.cs + 8], abig[3], asmall[3]);
+            CT3D_UNROLL
+            for (int nt = 0; nt < 4; nt++) {
+                if constexpr (MATH == TCW_3XTF32) {
+                    mma_tf32(acc[mt][nt], asmall, bbig[nt], tid);
+                    mma_tf32(acc[mt][nt], abig, bsmall[nt], tid);
                 }
-                CT3D_UNROLL
-                for (int mt = 0; mt < 2; mt++) {
-                    const float *ap = win + arow[mt] + shift + t * p.cs;
-                    unsigned abig[4], asmall[4];
-                    tcw_operand<MATH, false>(ap[0], abig[0], asmall[0]);
-                    tcw_operand<MATH, false>(ap[8], abig[1], asmall[1]);
-                    tcw_operand<MATH, false>(ap[4 * p.cs], abig[2], asmall[2]);
-                    tcw_operand<MATH, false>(ap[4 * p.cs + 8], abig[3], asmall[3]);
-                    CT3D_UNROLL
-                    for (int nt = 0; nt < 4; nt++) {
-                        if constexpr (MATH == TCW_3XTF32) {
-                            mma_tf32(acc[mt][nt], asmall, bbig[nt], tid);
-                            mma_tf32(acc[mt][nt], abig, bsmall[nt], tid);
-                        }
-                        mma_tf32(acc[mt][nt], abig, bbig[nt], tid);
-                    }
-                }
-                mma_flush(tid);
+                mma_tf32(acc[mt][nt], abig, bbig[nt], tid);
             }
         }
+        mma_flush(tid);
+        wt += tcw_chunk_channels(sizeof(float)) * kTcwBPitch;
+    });
 }
 
 /* One chunk of half data: every tap of the phase as a k16 MMA step.  A's
@@ -303,36 +312,30 @@ CT3D_DEV void tcw_compute_half(const tcw_params &p, const tcw_box &x, const floa
                                int lane, int tid)
 {
     const int t = lane & 3;
-    const int tpd = x.e[0].taps, tph = x.e[1].taps, tpw = x.e[2].taps;
-    const int plane = x.ext[1] * p.ewp;
     const unsigned *wwin = reinterpret_cast<const unsigned *>(win);
     const unsigned short *wt = reinterpret_cast<const unsigned short *>(wsm);
-    for (int a = 0; a < tpd; a++)
-        for (int bb = 0; bb < tph; bb++) {
-            const int sh_dh = (tpd - 1 - a) * p.dm[0] * plane + (tph - 1 - bb) * p.dm[1] * p.ewp;
-            for (int cc = 0; cc < tpw; cc++, wt += kTcwCkHalf * kTcwBPitch) {
-                const int shift = sh_dh + (tpw - 1 - cc) * p.dm[2];
-                unsigned b[4][2];
-                CT3D_UNROLL
-                for (int np = 0; np < 2; np++) {
-                    unsigned m[4];
-                    ldsm_x4_trans<kLdsmB>(m, wt + 16 * np, kTcwBPitch, lane);
-                    b[2 * np][0] = m[0];
-                    b[2 * np][1] = m[1];
-                    b[2 * np + 1][0] = m[2];
-                    b[2 * np + 1][1] = m[3];
-                }
-                CT3D_UNROLL
-                for (int mt = 0; mt < 2; mt++) {
-                    const unsigned *ap = wwin + arow[mt] + shift + t * p.cs;
-                    const unsigned af[4] = {ap[0], ap[8], ap[4 * p.cs], ap[4 * p.cs + 8]};
-                    CT3D_UNROLL
-                    for (int nt = 0; nt < 4; nt++)
-                        mma_half<T>(acc[mt][nt], af, b[nt], tid);
-                }
-                mma_flush(tid);
-            }
+    tcw_for_each_tap(p, x, [&](int shift) {
+        unsigned b[4][2];
+        CT3D_UNROLL
+        for (int np = 0; np < 2; np++) {
+            unsigned m[4];
+            ldsm_x4_trans<kLdsmB>(m, wt + 16 * np, kTcwBPitch, lane);
+            b[2 * np][0] = m[0];
+            b[2 * np][1] = m[1];
+            b[2 * np + 1][0] = m[2];
+            b[2 * np + 1][1] = m[3];
         }
+        CT3D_UNROLL
+        for (int mt = 0; mt < 2; mt++) {
+            const unsigned *ap = wwin + arow[mt] + shift + t * p.cs;
+            const unsigned af[4] = {ap[0], ap[8], ap[4 * p.cs], ap[4 * p.cs + 8]};
+            CT3D_UNROLL
+            for (int nt = 0; nt < 4; nt++)
+                mma_half<T>(acc[mt][nt], af, b[nt], tid);
+        }
+        mma_flush(tid);
+        wt += tcw_chunk_channels(sizeof(T)) * kTcwBPitch;
+    });
 }
 
 /* Adds the bias and stores the thread's accumulators: C[g][2t..2t+1] and

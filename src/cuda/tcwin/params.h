@@ -36,7 +36,10 @@ constexpr int kTcwW = 16;     /* W positions of a row: one m16 MMA tile */
 constexpr int kTcwCk = 8;     /* 32-bit words a position of a chunk holds: 8 f32 input
                                  channels (one k8 TF32 step) or 8 pairs of f16 / bf16 ones
                                  (one k16 step) */
-constexpr int kTcwCkHalf = 2 * kTcwCk; /* input channels a chunk of half data */
+/* Input channels a chunk of elem_bytes-byte data: a position's kTcwCk
+ * words hold 8 f32 channels or 8 pairs of 16-bit ones.  The one source of
+ * the chunk size: the planner's p.ck and the kernel's weight rows. */
+constexpr CT3D_HD int tcw_chunk_channels(int elem_bytes) { return kTcwCk * 4 / elem_bytes; }
 constexpr int kTcwOcb = 32;   /* output channels a block: four n8 tiles */
 constexpr int kTcwBPitch = kTcwOcb + 8; /* elements a weight row: fragments conflict-free
                                            (f32 loads; 16-bit ldmatrix rows 80 bytes apart) */
@@ -57,7 +60,7 @@ struct tcw_params {
     float *y;
     long long xs[5], ys[5];
     int groups, cig, cog, nocb, nchunks;
-    int ck;              /* input channels a chunk: kTcwCk, kTcwCkHalf for half data */
+    int ck;              /* input channels a chunk: tcw_chunk_channels of the data type */
     int in[3], k[3], s[3], p[3], dm[3], kstep[3];
     int kvol;
     phase_entry ph[3][kTcwMaxStride];
