@@ -300,13 +300,15 @@ static void test_depthwise_layouts(void)
 
 /* The tensor-core window kernel's rule (tcwin/plan.cu,
  * tcwin_entry_passed_over), restated for a test: 0 where it must not be
- * chosen (not NCDHW, C_in/G or C_out/G < 16, fewer than min_taps taps a
- * phase on average), 1 where it must (all that holds, and every phase of
+ * chosen (not NCDHW, C_in/G < 16, C_out/G < 16 but with half data and at
+ * most 128 input channels a group, fewer than min_taps taps a phase on
+ * average), 1 where it must (all that holds, and every phase of
  * every dim has a multiple of 16 positions, so the boxes are full whatever
  * their shape), 2 where the planner's box shares decide. */
-static int tcwin_rule(const convt3d_shape *s, long long min_taps)
+static int tcwin_rule(const convt3d_shape *s, long long min_taps, int half)
 {
-    if (s->layout != CONVT3D_LAYOUT_NCDHW || s->cig < 16 || s->cog < 16 ||
+    const int channels = s->cig >= 16 && (s->cog >= 16 || (half && s->cig <= 128));
+    if (s->layout != CONVT3D_LAYOUT_NCDHW || !channels ||
         s->k_volume < min_taps * s->s[0] * s->s[1] * s->s[2])
         return 0;
     for (int d = 0; d < 3; d++)
@@ -370,7 +372,7 @@ static void test_tf32_walk(void)
                         s.math = maths[m];
                         const char *name =
                             convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
-                        const int want = tcwin_rule(&s, 6);
+                        const int want = tcwin_rule(&s, 6, 0);
                         must += want == 1;
                         ran++;
                         window += name && strstr(name, "_tcwin_mma") != NULL;
@@ -398,10 +400,11 @@ static void test_tf32_walk(void)
  * tensor-core window kernel k3s1p1 (stride 1, 32 -> 32, 27 taps) in NCDHW,
  * the depthwise kernels the depthwise shape (dwtile in NCDHW).  Then a
  * grid: no f32 entry ever, the window kernel only where its rule allows
- * (>= 16 taps a phase on half data), and the half phase kernel exactly
- * where the rule says (fewer than 16 channels a group, or NCDHW at stride
- * 1 with <= 32 channels and >= 27 taps) and the window kernel did not take
- * the problem. */
+ * (>= 16 taps a phase on half data; fewer than 16 output channels with at
+ * most 128 input channels a group too), and the half phase kernel exactly
+ * where the rule says (fewer than 16 input channels a group, or NCDHW at
+ * stride 1 with 16-32 channels and >= 27 taps) and the window kernel did
+ * not take the problem. */
 static const char *half_expected(const char *shape, convt3d_layout layout)
 {
     if (strcmp(shape, "kernelbench") == 0)
@@ -413,12 +416,56 @@ static const char *half_expected(const char *shape, convt3d_layout layout)
     return "_igemm_mma";
 }
 
+/* Few output channels on half data (round 19's sweep, bench/NOTES.md): the
+ * window kernel where a full box of 16 x 16 positions meets 27 taps and at
+ * most 128 input channels, else the half MMA -- never the phase kernel,
+ * which gives each thread a whole K sum there. */
+static const struct {
+    int cin, cout, size, k, stride, pad;
+    convt3d_layout layout;
+    const char *want;
+} kHalfFewOut[] = {
+    {32, 6, 16, 3, 1, 1, CONVT3D_LAYOUT_NCDHW, "_tcwin_mma"},
+    {128, 2, 16, 3, 1, 1, CONVT3D_LAYOUT_NCDHW, "_tcwin_mma"},
+    {256, 6, 16, 3, 1, 1, CONVT3D_LAYOUT_NCDHW, "_igemm_mma"},
+    {256, 6, 12, 2, 2, 0, CONVT3D_LAYOUT_NCDHW, "_igemm_mma"},
+    {64, 4, 10, 4, 2, 1, CONVT3D_LAYOUT_NCDHW, "_igemm_mma"},
+    {32, 6, 16, 3, 1, 1, CONVT3D_LAYOUT_NDHWC, "_igemm_mma"},
+    {16, 12, 12, 2, 2, 0, CONVT3D_LAYOUT_NDHWC, "_igemm_mma"},
+};
+
+static int half_few_out_failures(convt3d_dtype type)
+{
+    int bad = 0;
+    for (size_t i = 0; i < sizeof kHalfFewOut / sizeof kHalfFewOut[0]; i++) {
+        convt3d_problem p = make_problem(2, kHalfFewOut[i].cin, kHalfFewOut[i].cout, 1,
+                                         kHalfFewOut[i].size, kHalfFewOut[i].size,
+                                         kHalfFewOut[i].size, kHalfFewOut[i].k,
+                                         kHalfFewOut[i].stride, kHalfFewOut[i].pad, 0, 1,
+                                         kHalfFewOut[i].layout);
+        p.x_type = p.w_type = p.bias_type = p.y_type = type;
+        convt3d_shape s;
+        CU_ASSERT_FATAL(convt3d_shape_from_problem(&p, &s) == CONVT3D_SUCCESS);
+        const char *name = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+        if (!name || !strstr(name, kHalfFewOut[i].want)) {
+            char desc[512];
+            convt3d_problem_to_string(&p, desc, sizeof desc);
+            printf("\n  FAILED few outputs %s: %s chosen for %s, want *%s",
+                   convt3d_dtype_name(type), name ? name : "nothing", desc, kHalfFewOut[i].want);
+            bad++;
+        }
+    }
+    return bad;
+}
+
 static void test_half_walk(void)
 {
     if (no_cuda())
         return;
     static const convt3d_dtype types[] = {CONVT3D_F16, CONVT3D_BF16};
     int bad = 0, checked = 0;
+    for (int t = 0; t < 2; t++)
+        bad += half_few_out_failures(types[t]);
     for (int t = 0; t < 2; t++)
         for (size_t i = 0; i < suite_count(); i++)
             for (int layout = 0; layout < 2; layout++) {
@@ -461,10 +508,11 @@ static void test_half_walk(void)
                         const char *name =
                             convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
                         ran++;
-                        const int few = s.cig < 16 || s.cog < 16;
+                        const int few = s.cig < 16;
                         const int small_s1 = st == 1 && s.layout == CONVT3D_LAYOUT_NCDHW &&
-                                             s.cig <= 32 && s.cog <= 32 && s.k_volume >= 27;
-                        const int want_window = tcwin_rule(&s, 16);
+                                             s.cig <= 32 && s.cog >= 16 && s.cog <= 32 &&
+                                             s.k_volume >= 27;
+                        const int want_window = tcwin_rule(&s, 16, 1);
                         const int got_window = name && strstr(name, "_tcwin_mma") != NULL;
                         const int want_phase = (few || small_s1) && !got_window;
                         window += got_window;

@@ -425,12 +425,15 @@ bool igemm_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const de
 
 /* Whether the phase kernel on half data (phase/, its f16/bf16 entries)
  * beats the half MMA on s, as measured on the H200 (bench/NOTES.md rounds
- * 6 and 8; the phase kernel in f32 there, which reads twice the bytes):
- *   - fewer than 16 channels a group on either side: a K step of 16 input
- *     channels or an N tile of output channels is then mostly zeros;
- *     kernelbench (8 -> 8 a group): f16 MMA 1.38 ms, f32 phase 0.227 ms;
- *   - NCDHW, stride 1 in every dim, at most 32 channels a group on both
- *     sides and at least 27 taps: k3s1p1 (32 -> 32, 3x3x3): f16 MMA 0.164
+ * 6, 8 and 19; the phase kernel in f32 there, which reads twice the bytes):
+ *   - fewer than 16 input channels a group: a K step of 16 input channels
+ *     is then mostly zeros; kernelbench (8 -> 8 a group): f16 MMA 1.38 ms,
+ *     f32 phase 0.227 ms.  Few output channels alone do not make the MMA
+ *     lose: each of the phase kernel's threads then runs a whole K sum
+ *     (round 19, 94 problems of 16-256 -> 2-12 channels, k2s2 / k3s1 /
+ *     k4s2, both layouts: the MMA 1.7-18x faster on every one);
+ *   - NCDHW, stride 1 in every dim, 16-32 channels a group on both sides
+ *     and at least 27 taps: k3s1p1 (32 -> 32, 3x3x3): f16 MMA 0.164
  *     ms, f32 phase 0.136 ms.  Not in NDHWC, where the MMA's K-contiguous
  *     input tiles won (round 8: 0.106 ms vs the f32 phase kernel's 0.144,
  *     round 10), nor past 32 channels or below 27 taps (not measured).
@@ -441,10 +444,10 @@ namespace {
 
 bool igemm_half_loses(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov)
 {
-    const bool few_channels = s->cig < 16 || s->cog < 16;
+    const bool few_channels = s->cig < 16;
     const bool small_stride1 = s->layout == CONVT3D_LAYOUT_NCDHW && s->s[0] == 1 &&
-                               s->s[1] == 1 && s->s[2] == 1 && s->cig <= 32 && s->cog <= 32 &&
-                               s->k_volume >= 27;
+                               s->s[1] == 1 && s->s[2] == 1 && s->cig <= 32 && s->cog >= 16 &&
+                               s->cog <= 32 && s->k_volume >= 27;
     return (few_channels || small_stride1) && phase_takes(s, lim, ov);
 }
 
@@ -472,8 +475,8 @@ bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
         }
         if (igemm_half_loses(s, lim, ov)) {
             snprintf(why, why_size, "not automatically where the phase kernel on half data "
-                     "wins (fewer than 16 channels a group, or NCDHW at stride 1 with <= 32 "
-                     "channels and >= 27 taps)");
+                     "wins (fewer than 16 input channels a group, or NCDHW at stride 1 with "
+                     "16-32 channels and >= 27 taps)");
             return true;
         }
         return false;

@@ -177,10 +177,25 @@ static double box_efficiency(const tcw_params &p)
  * with few taps its staging costs more than the f32 one's (k3s2p1op1_wide
  * 0.167 against 0.068, unet_up_k2s2 4.39 ms against 0.84).  3xTF32:
  * k3s1p1 0.094 against the FMA kernels' 0.132, k4s2p1 0.561 against
- * 0.569. */
+ * 0.569.  On half data C_out/G below 16 is taken too while C_in/G is at
+ * most kTcwFewOutMaxCig (round 19, k3s1p1-like, 2-12 output channels: 0.67x
+ * the implicit-GEMM engine's time at 16 input channels, 0.77x at 64, a tie
+ * at 128, 1.03x at 256): the staged window still serves 27 taps while the
+ * chunks are few, though the block's 32 output channels are mostly zeros.
+ * Not measured on f32 data in TF32. */
 constexpr long long kTcwMinTaps = 6;
 constexpr long long kTcwMinTapsHalf = 16;
 constexpr double kTcwMinBoxShare = 0.7;
+constexpr long long kTcwFewOutMaxCig = 128;
+
+/* Whether the walk's channel condition holds: C_in/G >= 16, and C_out/G
+ * >= 16 but on half data with at most kTcwFewOutMaxCig input channels. */
+static bool tcwin_channels_suit(const convt3d_shape *s, bool half)
+{
+    if (s->cig < 16)
+        return false;
+    return s->cog >= 16 || (half && s->cig <= kTcwFewOutMaxCig);
+}
 
 bool tcwin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                              const device_limits &lim, const cuda_overrides &ov, char *why,
@@ -192,11 +207,13 @@ bool tcwin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     if (!plan_tcwin(s, lim.smem_optin, &p, &smem, why, why_size))
         return true;
     const long long phases = s->s[0] * s->s[1] * s->s[2];
-    const long long min_taps = tcwin_entry_math(e) == TCW_HALF ? kTcwMinTapsHalf : kTcwMinTaps;
-    if (s->layout != CONVT3D_LAYOUT_NCDHW || s->cig < 16 || s->cog < 16 ||
+    const bool half = tcwin_entry_math(e) == TCW_HALF;
+    const long long min_taps = half ? kTcwMinTapsHalf : kTcwMinTaps;
+    if (s->layout != CONVT3D_LAYOUT_NCDHW || !tcwin_channels_suit(s, half) ||
         s->k_volume < min_taps * phases || box_efficiency(p) < kTcwMinBoxShare) {
-        snprintf(why, why_size, "automatically in NCDHW with C_in/G >= 16, C_out/G >= 16, "
-                 ">= %lld taps a phase on average and boxes >= %.0f%% full only", min_taps,
+        snprintf(why, why_size, "automatically in NCDHW with C_in/G >= 16, C_out/G >= 16 "
+                 "(on half data any with C_in/G <= %lld), >= %lld taps a phase on average "
+                 "and boxes >= %.0f%% full only", kTcwFewOutMaxCig, min_taps,
                  100 * kTcwMinBoxShare);
         return true;
     }
