@@ -22,7 +22,7 @@
 // each checked with its mode's tolerance; dwtile: depthwise NCDHW problems, TYPE "" (f32), f16
 // or bf16 (x, bias and y of that type, f32 weights); dwlast: depthwise problems
 // with 1-70 channels, mostly NDHWC, both builds (4 channels a thread and 1), TYPE as
-// dwtile's; fewout: C_out/G 1-4,
+// dwtile's; fewout: C_out/G 1-8, TYPE as dwtile's,
 // C_in/G 1-40 (several weight chunks where the taps are many), both
 // layouts, dilation in every dim, groups, bias half the time; tcwin: the
 // tensor-core window kernel, MATH tf32 (or ""), 3xtf32, f16 or bf16, both
@@ -804,38 +804,39 @@ struct few_emu {
     unsigned grid[2];
 };
 
-template <int COG, int TH>
+template <int COG, int TH, class T>
 void fewout_body(const emu_thread &t)
 {
     const few_emu &e = *static_cast<const few_emu *>(t.params);
     const unsigned cs = (unsigned)e.p->cs;
     for (unsigned g = 0; g < e.grid[1]; g++)
         for (unsigned x = 0; x < e.grid[0]; x += cs) {
-            few_block<COG, TH>(*e.p, t.smem[t.rank], t.tid, (int)(x + t.rank), (int)g);
+            few_block<COG, TH, T>(*e.p, t.smem[t.rank], t.tid, (int)(x + t.rank), (int)g);
             ct3d_emulate_sync(); /* as the __global__ entry between blocks */
         }
 }
 
-template <int COG>
+template <int COG, class T>
 emu_body fewout_body_th(int th)
 {
-    return th == kFewThSizes[0]   ? fewout_body<COG, kFewThSizes[0]>
-           : th == kFewThSizes[1] ? fewout_body<COG, kFewThSizes[1]>
-           : th == kFewThSizes[2] ? fewout_body<COG, kFewThSizes[2]>
-                                  : fewout_body<COG, kFewThSizes[3]>;
+    return th == kFewThSizes[0]   ? fewout_body<COG, kFewThSizes[0], T>
+           : th == kFewThSizes[1] ? fewout_body<COG, kFewThSizes[1], T>
+           : th == kFewThSizes[2] ? fewout_body<COG, kFewThSizes[2], T>
+                                  : fewout_body<COG, kFewThSizes[3], T>;
 }
 
+template <class T>
 emu_body fewout_body_for(int cog, int th)
 {
     switch (cog) {
-    case 1: return fewout_body_th<1>(th);
-    case 2: return fewout_body_th<2>(th);
-    case 3: return fewout_body_th<3>(th);
-    case 4: return fewout_body_th<4>(th);
-    case 5: return fewout_body_th<5>(th);
-    case 6: return fewout_body_th<6>(th);
-    case 7: return fewout_body_th<7>(th);
-    default: return fewout_body_th<8>(th);
+    case 1: return fewout_body_th<1, T>(th);
+    case 2: return fewout_body_th<2, T>(th);
+    case 3: return fewout_body_th<3, T>(th);
+    case 4: return fewout_body_th<4, T>(th);
+    case 5: return fewout_body_th<5, T>(th);
+    case 6: return fewout_body_th<6, T>(th);
+    case 7: return fewout_body_th<7, T>(th);
+    default: return fewout_body_th<8, T>(th);
     }
 }
 
@@ -847,8 +848,10 @@ emu_body fewout_body_for(int cog, int th)
  * that the small-grid rule takes clusters and 16-128 slices (16 to 2
  * position slots: a warp spans several slices), their weights in chunks
  * above 48 KB where the taps are many; every third problem may have 5-8
- * output channels a group (two float4s of weights a tap). */
-int run_fewout(int i)
+ * output channels a group (two float4s of weights a tap).  T: the data
+ * type of x, bias and y. */
+template <class T>
+int run_fewout_as(int i, convt3d_dtype type)
 {
     const convt3d_layout layout = i % 4 < 2 ? CONVT3D_LAYOUT_NCDHW : CONVT3D_LAYOUT_NDHWC;
     convt3d_problem prob = random_problem(12, i % 3 == 1 ? 8 : 4, 3, true, layout);
@@ -872,7 +875,7 @@ int run_fewout(int i)
         if (convt3d_validate(&prob) != CONVT3D_SUCCESS)
             return -1;
     }
-    const problem_data d = make_data(prob, i % 2 == 0);
+    const problem_data d = make_data(prob, i % 2 == 0, type);
     few_params p;
     size_t smem;
     few_emu e;
@@ -881,19 +884,22 @@ int run_fewout(int i)
     const int cs_max = i % 5 == 4 ? 1 << rand_in(0, 2) : 0;
     if (!plan_fewout(&d.s, cs_max, &p, &smem, e.grid, why, sizeof why))
         return -1;
-    emu_body body = fewout_body_for(p.cog, p.th);
+    emu_body body = fewout_body_for<T>(p.cog, p.th);
     std::vector<float> w = pack_weights(d, p.ocb, 1);
-    std::vector<float> y(d.s.y_elems, NAN);
-    p.x = d.x.data();
+    std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
+    std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
+    p.x = reinterpret_cast<const float *>(x.data());
     p.w = w.data();
-    p.bias = d.p.has_bias ? d.b.data() : nullptr;
-    p.y = y.data();
+    p.bias = d.p.has_bias ? reinterpret_cast<const float *>(b.data()) : nullptr;
+    p.y = reinterpret_cast<float *>(y.data());
     e.p = &p;
     emulate_cluster(p.cs, kFewThreads, smem / sizeof(float), body, &e);
-    char what[160];
-    snprintf(what, sizeof what, "fewout %s cog %d, %d slices x %d slots, clusters of %d, "
-             "chunk %d of %d, window of %d H taps, H step %d", p.chan_fast ? "NDHWC" : "NCDHW",
-             p.cog, p.ks, p.ps, p.cs, p.ck, p.cig, p.th, p.dm[1]);
+    const std::vector<float> yf = widened(y);
+    char what[192];
+    snprintf(what, sizeof what, "fewout %s %s cog %d, %d slices x %d slots, clusters of %d, "
+             "chunk %d of %d, window of %d H taps, H step %d", convt3d_dtype_name(type),
+             p.chan_fast ? "NDHWC" : "NCDHW", p.cog, p.ks, p.ps, p.cs, p.ck, p.cig, p.th,
+             p.dm[1]);
     g_fewout_cs[p.lcs]++;
     g_fewout_wide += p.cog > 4;
     g_fewout_th[p.th]++;
@@ -905,7 +911,16 @@ int run_fewout(int i)
         g_fewout_spanning++;
     if (smem > (size_t)kFewSmemMax)
         g_fewout_big_chunk++;
-    return check(d, y, what) ? 0 : 1;
+    return check(d, yf, what, igemm_tolerance(IGEMM_FFMA, type)) ? 0 : 1;
+}
+
+int run_fewout(int i, const char *type)
+{
+    if (strcmp(type, "f16") == 0)
+        return run_fewout_as<f16_t>(i, CONVT3D_F16);
+    if (strcmp(type, "bf16") == 0)
+        return run_fewout_as<bf16_t>(i, CONVT3D_BF16);
+    return run_fewout_as<float>(i, CONVT3D_F32);
 }
 
 /* ---- the tensor-core window kernel --------------------------------------- */
@@ -1145,7 +1160,7 @@ int main(int argc, char **argv)
         const int r = igemm    ? run_igemm(i, force)
                       : dwtile ? run_dwtile(i, force)
                       : dwlast ? run_dwlast(i, force)
-                      : fewout ? run_fewout(i)
+                      : fewout ? run_fewout(i, force)
                       : tcwin  ? run_tcwin(i, force)
                                : run_phase(i, force);
         failed += r > 0;

@@ -417,20 +417,24 @@ static const char *half_expected(const char *shape, convt3d_layout layout)
 }
 
 /* Few output channels on half data (round 19's sweep, bench/NOTES.md): the
- * window kernel where a full box of 16 x 16 positions meets 27 taps and at
- * most 128 input channels, else the half MMA -- never the phase kernel,
- * which gives each thread a whole K sum there. */
+ * few-output kernel where its f32 rule takes the problem (C_out/G <= 8 and
+ * C_in/G x the taps of a phase >= 256, or up to 4 output channels in one
+ * group), else the window kernel where a full box of 16 x 16 positions
+ * meets 27 taps and at most 128 input channels, else the half MMA -- never
+ * the phase kernel, which gives each thread a whole K sum there. */
 static const struct {
     int cin, cout, size, k, stride, pad;
     convt3d_layout layout;
     const char *want;
 } kHalfFewOut[] = {
-    {32, 6, 16, 3, 1, 1, CONVT3D_LAYOUT_NCDHW, "_tcwin_mma"},
-    {128, 2, 16, 3, 1, 1, CONVT3D_LAYOUT_NCDHW, "_tcwin_mma"},
-    {256, 6, 16, 3, 1, 1, CONVT3D_LAYOUT_NCDHW, "_igemm_mma"},
-    {256, 6, 12, 2, 2, 0, CONVT3D_LAYOUT_NCDHW, "_igemm_mma"},
-    {64, 4, 10, 4, 2, 1, CONVT3D_LAYOUT_NCDHW, "_igemm_mma"},
-    {32, 6, 16, 3, 1, 1, CONVT3D_LAYOUT_NDHWC, "_igemm_mma"},
+    {32, 6, 16, 3, 1, 1, CONVT3D_LAYOUT_NCDHW, "_fewout_ksplit"},
+    {128, 2, 16, 3, 1, 1, CONVT3D_LAYOUT_NCDHW, "_fewout_ksplit"},
+    {256, 6, 12, 2, 2, 0, CONVT3D_LAYOUT_NCDHW, "_fewout_ksplit"},
+    {64, 4, 10, 4, 2, 1, CONVT3D_LAYOUT_NCDHW, "_fewout_ksplit"},
+    {32, 6, 16, 3, 1, 1, CONVT3D_LAYOUT_NDHWC, "_fewout_ksplit"},
+    {32, 12, 16, 3, 1, 1, CONVT3D_LAYOUT_NCDHW, "_tcwin_mma"},
+    {256, 12, 16, 3, 1, 1, CONVT3D_LAYOUT_NCDHW, "_igemm_mma"},
+    {64, 6, 12, 2, 2, 0, CONVT3D_LAYOUT_NCDHW, "_igemm_mma"},
     {16, 12, 12, 2, 2, 0, CONVT3D_LAYOUT_NDHWC, "_igemm_mma"},
 };
 

@@ -14,7 +14,8 @@ extern const cuda_impl cuda_tf32_tcwin_mma, cuda_3xtf32_tcwin_mma, cuda_f16_tcwi
     cuda_bf16_igemm_mma, cuda_f16_depthwise_phase_4, cuda_bf16_depthwise_phase_4,
     cuda_f16_direct_generic, cuda_bf16_direct_generic, cuda_f16_dwtile_run8,
     cuda_f32_dwlast, cuda_f16_dwlast, cuda_bf16_dwlast,
-    cuda_f16_dwtile_run8_slotwise, cuda_bf16_dwtile_run8, cuda_bf16_dwtile_run8_slotwise;
+    cuda_f16_dwtile_run8_slotwise, cuda_bf16_dwtile_run8, cuda_bf16_dwtile_run8_slotwise,
+    cuda_f16_fewout_ksplit, cuda_bf16_fewout_ksplit;
 extern const cuda_impl cuda_f32_dwtile_run8, cuda_f32_dwtile_run8_slotwise, cuda_f32_fewout_ksplit,
     cuda_f32_igemm_8x8,
     cuda_f32_phase_grouped_2x4x8, cuda_f32_phase_grouped_2x4x4, cuda_f32_phase_grouped_1x8x8,
@@ -28,6 +29,10 @@ extern const cuda_impl cuda_f16_phase_grouped_2x4x8, cuda_f16_phase_grouped_1x8x
 namespace {
 
 const cuda_impl *const kTable[] = {
+    /* fewout/ on half data: C_out/G <= 8 by its f32 rule, before the half
+       MMAs, whose output-channel tiles are then mostly zeros (round 19) */
+    &cuda_f16_fewout_ksplit,
+    &cuda_bf16_fewout_ksplit,
     /* tensor cores: only in the modes and types that ask for them */
     &cuda_tf32_tcwin_mma,   /* tcwin/: a window staged once for every tap of a phase */
     &cuda_3xtf32_tcwin_mma,

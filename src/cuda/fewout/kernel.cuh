@@ -3,7 +3,9 @@
  * compile it (CONVT3D_GPU_EMULATE).  COG: C_out/G, 1 to 8, so that a tap
  * costs exactly COG FMAs a position (its weights: OCB = 4 or 8 floats);
  * TH: the H taps of a phase at most (kFewThSizes), the H window's rows less
- * kFewR - 1. */
+ * kFewR - 1; T: the element type of x, bias and y (float, f16_t, bf16_t:
+ * half elements widened on load, each output rounded once on store; the
+ * weights and the sums are f32 in every type). */
 #ifndef CONVT3D_CUDA_FEWOUT_KERNEL_CUH
 #define CONVT3D_CUDA_FEWOUT_KERNEL_CUH
 
@@ -75,7 +77,7 @@ CT3D_DEV void few_stage_weights(const few_params &p, float *smem, int tid, int g
  * [oc] in shared memory, added in slice order into slice 0's place; then,
  * across the cluster, those of ranks 0, 1, .. in rank order, and the bias,
  * each rank storing every cs-th output.  g: the group; r: the tile's phase. */
-template <int COG>
+template <int COG, class T>
 CT3D_DEV void few_sum_and_store(const few_params &p, float *smem, int tid,
                                 const float (&acc)[kFewR][COG], int slice, int slot, int first,
                                 int count, int g, int rank, const few_dim_phase *const dp[3],
@@ -115,18 +117,18 @@ CT3D_DEV void few_sum_and_store(const few_params &p, float *smem, int tid,
         for (int k = 1; k < p.cs; k++)
             sum += CT3D_CLUSTER_SMEM(smem, k)[at];
         if (p.bias)
-            sum += CT3D_LDG(p.bias + (long long)g * p.cog + oc);
+            sum += load_elem(reinterpret_cast<const T *>(p.bias) + (long long)g * p.cog + oc);
         long long yo = (long long)q.n * p.ys[0] + ((long long)g * p.cog + oc) * p.ys[1];
         CT3D_UNROLL
         for (int d = 0; d < 3; d++)
             yo += (long long)((q.q[d] + dp[d]->e.qlo) * p.s[d] + r[d] - p.p[d]) * p.ys[2 + d];
-        p.y[yo] = sum;
+        store_elem(reinterpret_cast<T *>(p.y) + yo, sum);
     }
     if (p.cs > 1)
         CT3D_CLUSTER_SYNC(); /* no block leaves while another reads its sums */
 }
 
-template <int COG, int TH>
+template <int COG, int TH, class T>
 CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g)
 {
     constexpr int OCB = COG > 4 ? 8 : 4;
@@ -191,7 +193,7 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
         copy_wait();
         CT3D_SYNC();
         for (int c = slice; c < cn; c += p.ks) {
-            const float *xc = p.x + (long long)(c0 + c) * p.xs[1] + xo;
+            const T *xc = reinterpret_cast<const T *>(p.x) + (long long)(c0 + c) * p.xs[1] + xo;
             const float *wc = smem + c * OCB;
             CT3D_NOUNROLL
             for (int td = 0; td < td_n; td++) {
@@ -201,11 +203,11 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
                 for (int tw = 0; tw < tw_n; tw++) {
                     if (!((wmask >> tw) & 1u))
                         continue;
-                    const float *xr = xc - (td * p.xstep[0] + tw * p.xstep[2]);
+                    const T *xr = xc - (td * p.xstep[0] + tw * p.xstep[2]);
                     float win[TH + kFewR - 1];
                     CT3D_UNROLL
                     for (int u = 0; u < TH + kFewR - 1; u++)
-                        win[u] = (vm >> u) & 1u ? CT3D_LDG(xr + (u - (TH - 1)) * p.xstep[1])
+                        win[u] = (vm >> u) & 1u ? load_elem(xr + (u - (TH - 1)) * p.xstep[1])
                                                 : 0.0f;
                     const float *wt = wc + td * wtd + tw * wtw;
                     CT3D_UNROLL
@@ -234,7 +236,7 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
     }
 
     const int r[3] = {rd, rh, rw};
-    few_sum_and_store<COG>(p, smem, tid, acc, slice, slot, first, count, g, rank, dp, r);
+    few_sum_and_store<COG, T>(p, smem, tid, acc, slice, slot, first, count, g, rank, dp, r);
 }
 
 } // namespace ct3d

@@ -84,10 +84,10 @@ struct few_dim_phase {
 };
 
 struct few_params {
-    const float *x;
+    const float *x;    /* of the data type (f16 / bf16 reinterpret) */
     const float *w; /* packed [g][ic][kd][kh][kw][ocb] (nocb 1) */
-    const float *bias;
-    float *y;
+    const float *bias; /* of the data type */
+    float *y;          /* of the data type */
     long long xs[5], ys[5];
     int xstep[3]; /* x elements between consecutive taps of a phase: dm * xs, per dim */
     int n, cig, cog;
