@@ -516,13 +516,33 @@ static void test_igemm_channels(void)
     }
 }
 
+/* The half entry of the few-output kernel (cuda/f16_fewout_ksplit or
+ * cuda/bf16_fewout_ksplit) forced on p in that type, with and without bias,
+ * against the reference with the type's tolerance and the exact
+ * small-integer pass (it applies wherever the f32 entry does). */
+static void check_fewout_half(const convt3d_problem *p32, convt3d_dtype type, uint64_t seed)
+{
+    convt3d_problem p = *p32;
+    p.x_type = p.w_type = p.bias_type = p.y_type = type;
+    p.has_bias = (int)(seed & 1);
+    const char *name =
+        type == CONVT3D_F16 ? "cuda/f16_fewout_ksplit" : "cuda/bf16_fewout_ksplit";
+    CU_ASSERT_FATAL(applies(name, &p));
+    const convt3d_device gpu = {CONVT3D_DEVICE_CUDA, 0};
+    const check_result res =
+        check_implementation_math(&p, gpu, name, CONVT3D_MATH_F32, seed, DEVICE_POINTERS,
+                                  mode_tolerance(type, CONVT3D_MATH_F32, TOL));
+    assert_check(&res, &p, seed);
+}
+
 /* The few-output-channel kernel where it is meant to run: 1-8 output and
  * 16-150 input channels a group, so that several weight chunks (many taps:
  * kernels up to 5 at stride 1), partial chunks and partial tiles occur;
  * both layouts, groups, every third problem dilated; a quarter of them one
  * group of 64-256 input channels on a small grid (fewout/plan.cu,
  * split_for_small_grids: clusters of up to 8 blocks, then more slices);
- * every fifth with the cluster bounded to 1, 2 or 4 (CONVT3D_CUDA_FEWOUT). */
+ * every fifth with the cluster bounded to 1, 2 or 4 (CONVT3D_CUDA_FEWOUT);
+ * each problem also in f16 or bf16 data through the half entries. */
 static void test_fewout_channels(void)
 {
     if (skip_without_gpu())
@@ -566,6 +586,7 @@ static void test_fewout_channels(void)
         if (i % 5 == 2)
             setenv("CONVT3D_CUDA_FEWOUT", bounds[i / 5 % 3], 1);
         CU_ASSERT(check_impl(&p, "cuda/f32_fewout_ksplit", rng_next(&r)));
+        check_fewout_half(&p, i % 2 ? CONVT3D_BF16 : CONVT3D_F16, rng_next(&r));
         unsetenv("CONVT3D_CUDA_FEWOUT");
     }
 }
@@ -1114,7 +1135,8 @@ static const test_entry gpu_tests[] = {
     {"cuda: random problems, every implementation and tiling forced", test_random_forced},
     {"cuda: edge cases, every implementation", test_edge_cases},
     {"cuda: implicit-GEMM kernel, many channels, each block shape", test_igemm_channels},
-    {"cuda: few-output-channel kernel, C_in/G 16-256, chunks, small grids, both layouts", test_fewout_channels},
+    {"cuda: few-output-channel kernel, C_in/G 16-256, chunks, small grids, both layouts, f32/f16/bf16",
+     test_fewout_channels},
     {"cuda: channels-last depthwise kernel, channel counts, registry harness",
      test_dwlast_channels},
     {"cuda: every implementation on misaligned device tensors", test_misaligned_pointers},
