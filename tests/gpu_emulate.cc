@@ -663,6 +663,18 @@ emu_body dwtile_body_for(const dw_params &p)
     }
 }
 
+/* run(T(), type) for the element type T that TYPE names ("f16", "bf16",
+ * anything else f32): the kernels that take x, bias and y in each type. */
+template <class Run>
+int run_in_type(const char *type, Run run)
+{
+    if (strcmp(type, "f16") == 0)
+        return run(f16_t(), CONVT3D_F16);
+    if (strcmp(type, "bf16") == 0)
+        return run(bf16_t(), CONVT3D_BF16);
+    return run(float(), CONVT3D_F32);
+}
+
 /* Returns 1 on failure, 0 on success, -1 when the dwtile kernel does not
  * take the problem.  Sizes up to 24 in W so that runs of several threads
  * and partial runs both occur. */
@@ -710,11 +722,9 @@ int run_dwtile_as(int i, convt3d_dtype type)
 
 int run_dwtile(int i, const char *type)
 {
-    if (strcmp(type, "f16") == 0)
-        return run_dwtile_as<f16_t>(i, CONVT3D_F16);
-    if (strcmp(type, "bf16") == 0)
-        return run_dwtile_as<bf16_t>(i, CONVT3D_BF16);
-    return run_dwtile_as<float>(i, CONVT3D_F32);
+    return run_in_type(type, [i](auto elem, convt3d_dtype dt) {
+        return run_dwtile_as<decltype(elem)>(i, dt);
+    });
 }
 
 /* ---- the channels-last depthwise kernel ------------------------------------ */
@@ -788,11 +798,9 @@ int run_dwlast_as(int i, convt3d_dtype type)
 
 int run_dwlast(int i, const char *type)
 {
-    if (strcmp(type, "f16") == 0)
-        return run_dwlast_as<f16_t>(i, CONVT3D_F16);
-    if (strcmp(type, "bf16") == 0)
-        return run_dwlast_as<bf16_t>(i, CONVT3D_BF16);
-    return run_dwlast_as<float>(i, CONVT3D_F32);
+    return run_in_type(type, [i](auto elem, convt3d_dtype dt) {
+        return run_dwlast_as<decltype(elem)>(i, dt);
+    });
 }
 
 /* ---- the few-output-channel kernel --------------------------------------- */
@@ -916,11 +924,9 @@ int run_fewout_as(int i, convt3d_dtype type)
 
 int run_fewout(int i, const char *type)
 {
-    if (strcmp(type, "f16") == 0)
-        return run_fewout_as<f16_t>(i, CONVT3D_F16);
-    if (strcmp(type, "bf16") == 0)
-        return run_fewout_as<bf16_t>(i, CONVT3D_BF16);
-    return run_fewout_as<float>(i, CONVT3D_F32);
+    return run_in_type(type, [i](auto elem, convt3d_dtype dt) {
+        return run_fewout_as<decltype(elem)>(i, dt);
+    });
 }
 
 /* ---- the tensor-core window kernel --------------------------------------- */

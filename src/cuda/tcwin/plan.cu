@@ -79,7 +79,7 @@ bool plan_tcwin(const convt3d_shape *s, int smem_optin, tcw_params *p, size_t *s
     fill_shape_fields(s, *p);
     p->kvol = (int)s->k_volume;
     p->nocb = (int)ceil_div(s->cog, kTcwOcb);
-    p->ck = tcw_chunk_channels(s->x_type == CONVT3D_F32 ? 4 : 2);
+    p->ck = tcw_chunk_channels((int)convt3d_dtype_size(s->x_type));
     p->nchunks = (int)ceil_div(s->cig, p->ck);
     for (int d = 0; d < 3; d++)
         for (int r = 0; r < p->s[d]; r++)
