@@ -190,29 +190,30 @@ static size_t icl_rows_offset(const convt3d_shape *s)
 }
 
 /* dst[w][ic] = src[ic * plane + w] for w < in_w, ic < cig: VL x VL blocks
- * through v_transpose (a scalar copy of the transposed blocks cost about a
- * vector FMA an element, as much as the tiles save), the edges element by
- * element. */
+ * through v_transpose, the edge blocks too (masked loads and stores).  A
+ * scalar copy cost about a vector FMA an element, as much as the tiles
+ * save; with in_w = 30 and VL = 16 the scalar W edge held 14 of 30 columns
+ * and the copy took twice the tiles' time (perf, Zen 4, bench/NOTES.md
+ * round 20).  Lanes of dst past cig are left as they are: the tiles read
+ * them through the tail mask only. */
 static void icl_transpose_row(const float *src, int64_t plane, int64_t in_w, int64_t cig,
                               int64_t cigp, float *dst)
 {
-    const int64_t wb = in_w / VL * VL, cb = cig / VL * VL;
-    for (int64_t ic0 = 0; ic0 < cb; ic0 += VL) {
-        for (int64_t w0 = 0; w0 < wb; w0 += VL) {
+    for (int64_t ic0 = 0; ic0 < cig; ic0 += VL) {
+        const int nic = (int)cpu_min64(VL, cig - ic0);
+        const vmask keep_ic = v_mask_range(0, nic);
+        for (int64_t w0 = 0; w0 < in_w; w0 += VL) {
+            const int nw = (int)cpu_min64(VL, in_w - w0);
+            const vmask in_row = v_mask_range(0, nw);
             vf r[VL];
             CPU_UNROLL for (int i = 0; i < VL; i++)
-                r[i] = v_loadu(src + (ic0 + i) * plane + w0);
+                r[i] = i < nic ? v_loadu_mask(src + (ic0 + i) * plane + w0, in_row) : v_zero();
             v_transpose(r);
             CPU_UNROLL for (int q = 0; q < VL; q++)
-                v_storeu_mask(dst + (w0 + q) * cigp + ic0, r[q], v_mask_range(0, VL));
+                if (q < nw)
+                    v_storeu_mask(dst + (w0 + q) * cigp + ic0, r[q], keep_ic);
         }
-        for (int64_t w = wb; w < in_w; w++)
-            for (int64_t i = 0; i < VL; i++)
-                dst[w * cigp + ic0 + i] = src[(ic0 + i) * plane + w];
     }
-    for (int64_t ic = cb; ic < cig; ic++)
-        for (int64_t w = 0; w < in_w; w++)
-            dst[w * cigp + ic] = src[ic * plane + w];
 }
 
 /* The cache row holding the input row at src, transposed in if absent. */
