@@ -7,7 +7,7 @@
 // src/cuda/*/plan.cu, compiled for the host under ASan and UBSan); not part
 // of make check (it needs a C++ compiler and CUDA's headers).
 //
-//   gpu_emulate phase|igemm|dwtile|dwlast|fewout|tcwin COUNT SEED [KERNEL|MATH|TYPE]
+//   gpu_emulate phase|igemm|dwtile|dwlast|fewout|tcwin|fewin COUNT SEED [KERNEL|MATH|TYPE]
 //
 // COUNT random problems (even ones with small-integer data, compared
 // exactly; odd ones uniform, relative L2 error <= 1e-5), plans from the
@@ -27,7 +27,11 @@
 // layouts, dilation in every dim, groups, bias half the time; tcwin: the
 // tensor-core window kernel, MATH tf32 (or ""), 3xtf32, f16 or bf16, both
 // layouts, C_out/G up to 72 (several channel blocks), problems whose
-// phases have more than kTcwMaxTaps taps skipped.
+// phases have more than kTcwMaxTaps taps skipped; fewin: the four-output
+// kernel of few input channels (simple/kernel.cuh, depthwise32_thread with
+// FEWIN; also cig = cog = 1 through the depthwise build), C_in/G 1-16,
+// C_out/G 1-40, both layouts, groups, dilation; problems with more than 4
+// taps a W phase skipped (the kernel does not take them).
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -50,6 +54,8 @@
 #include "cuda/igemm/plan.h"
 #include "cuda/phase/kernel.cuh"
 #include "cuda/phase/plan.h"
+#include "cuda/simple/kernel.cuh"
+#include "cuda/simple/plan.h"
 
 using namespace ct3d;
 
@@ -929,6 +935,65 @@ int run_fewout(int i, const char *type)
     });
 }
 
+/* ---- the few-input (and depthwise) four-output kernel ---------------------- */
+
+int g_fewin_mt[5];      /* problems by W taps unrolled (1, 2, 4) */
+int g_fewin_depthwise;  /* problems run through the depthwise build (FEWIN false) */
+
+template <int MT, bool FEWIN>
+void fewin_all_threads(const simple_params &p, unsigned total)
+{
+    for (unsigned t = 0; t < total; t++)
+        depthwise32_thread<MT, FEWIN>(p, t);
+}
+
+/* Returns 1 on failure, 0 on success, -1 when the kernel does not take the
+ * problem.  Every fifth problem depthwise (C_in/G = C_out/G = 1) through
+ * the depthwise build and its packing (4 channels a block). */
+int run_fewin(int i)
+{
+    const convt3d_layout layout = i % 2 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+    const bool depthwise = i % 5 == 4;
+    convt3d_problem prob = random_problem(depthwise ? 1 : 16, depthwise ? 1 : 40, 3, true, layout);
+    if (depthwise) {
+        prob.groups = rand_in(1, 12);
+        prob.in_channels = prob.out_channels = prob.groups;
+        if (convt3d_validate(&prob) != CONVT3D_SUCCESS)
+            return -1;
+    }
+    const problem_data d = make_data(prob, i % 3 == 0);
+    const long long ocb = depthwise ? 4 : 1;
+    simple_params p;
+    fill_simple(&d.s, ocb, &p);
+    fill_depthwise32(&d.s, &p);
+    if (!p.fast32)
+        return -1;
+    std::vector<float> w = pack_weights(d, ocb, depthwise ? 1 : d.s.cog);
+    std::vector<float> y(d.s.y_elems, NAN);
+    p.x = d.x.data();
+    p.w = w.data();
+    p.bias = d.p.has_bias ? d.b.data() : nullptr;
+    p.y = y.data();
+    p.vec_store = false; /* host vectors: no 16-byte alignment promise */
+    const bool ndhwc = layout == CONVT3D_LAYOUT_NDHWC;
+    const unsigned total = (unsigned)(ndhwc ? p.n * p.out[0] * p.out[1] * p.out[2] * ((p.cout + 3) / 4)
+                                            : p.n * p.cout * p.out[0] * p.out[1] * ((p.out[2] + 3) / 4));
+    if (depthwise)
+        p.dw_mt == 1   ? fewin_all_threads<1, false>(p, total)
+        : p.dw_mt == 2 ? fewin_all_threads<2, false>(p, total)
+                       : fewin_all_threads<4, false>(p, total);
+    else
+        p.dw_mt == 1   ? fewin_all_threads<1, true>(p, total)
+        : p.dw_mt == 2 ? fewin_all_threads<2, true>(p, total)
+                       : fewin_all_threads<4, true>(p, total);
+    g_fewin_mt[p.dw_mt]++;
+    g_fewin_depthwise += depthwise;
+    char what[96];
+    snprintf(what, sizeof what, "fewin %s %s, %d W taps unrolled", depthwise ? "depthwise" : "",
+             ndhwc ? "NDHWC" : "NCDHW", p.dw_mt);
+    return check(d, y, what) ? 0 : 1;
+}
+
 /* ---- the tensor-core window kernel --------------------------------------- */
 
 template <int MATH, class T>
@@ -1149,15 +1214,17 @@ int main(int argc, char **argv)
 {
     if (argc < 4 || (strcmp(argv[1], "phase") != 0 && strcmp(argv[1], "igemm") != 0 &&
                      strcmp(argv[1], "dwtile") != 0 && strcmp(argv[1], "fewout") != 0 &&
-                     strcmp(argv[1], "dwlast") != 0 && strcmp(argv[1], "tcwin") != 0)) {
+                     strcmp(argv[1], "dwlast") != 0 && strcmp(argv[1], "tcwin") != 0 &&
+                     strcmp(argv[1], "fewin") != 0)) {
         fprintf(stderr,
-                "usage: %s phase|igemm|dwtile|dwlast|fewout|tcwin COUNT SEED [KERNEL|MATH|TYPE]\n",
+                "usage: %s phase|igemm|dwtile|dwlast|fewout|tcwin|fewin COUNT SEED "
+                "[KERNEL|MATH|TYPE]\n",
                 argv[0]);
         return 2;
     }
     const bool igemm = strcmp(argv[1], "igemm") == 0, dwtile = strcmp(argv[1], "dwtile") == 0,
                fewout = strcmp(argv[1], "fewout") == 0, dwlast = strcmp(argv[1], "dwlast") == 0,
-               tcwin = strcmp(argv[1], "tcwin") == 0;
+               tcwin = strcmp(argv[1], "tcwin") == 0, fewin = strcmp(argv[1], "fewin") == 0;
     const int count = atoi(argv[2]);
     rng_state = strtoull(argv[3], nullptr, 10) * 2654435761ULL + 1;
     const char *force = argc > 4 ? argv[4] : "";
@@ -1168,6 +1235,7 @@ int main(int argc, char **argv)
                       : dwlast ? run_dwlast(i, force)
                       : fewout ? run_fewout(i, force)
                       : tcwin  ? run_tcwin(i, force)
+                      : fewin  ? run_fewin(i)
                                : run_phase(i, force);
         failed += r > 0;
         ran += r >= 0;
@@ -1192,6 +1260,9 @@ int main(int argc, char **argv)
                "C_in/G not a multiple of the chunk, %d dilated)",
                g_tcwin_boxes[0], g_tcwin_boxes[1], g_tcwin_boxes[2], g_tcwin_boxes[3],
                g_tcwin_boxes[4], g_tcwin_chunks, g_tcwin_ragged, g_tcwin_dilated);
+    if (fewin)
+        printf(" (W taps unrolled 1/2/4: %d/%d/%d; %d depthwise)", g_fewin_mt[1], g_fewin_mt[2],
+               g_fewin_mt[4], g_fewin_depthwise);
     if (dwlast)
         printf(" (%d with 4 channels a thread, %d NCDHW, %d dilated along W)", g_dwlast_vec,
                g_dwlast_ncdhw, g_dwlast_dilated_w);

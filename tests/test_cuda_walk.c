@@ -26,6 +26,7 @@
 #define GENERIC "cuda/f32_direct_generic"
 #define FEWOUT "cuda/f32_fewout_ksplit"
 #define DWLAST "cuda/f32_dwlast"
+#define FEWIN "cuda/f32_fewin_phase_4"
 
 /* An H200's cudaDeviceProp: sharedMemPerBlockOptin, sharedMemPerMultiprocessor,
  * multiProcessorCount (the limits the planners' rules were measured with). */
@@ -249,6 +250,64 @@ static int choice_is(const convt3d_problem *p, const char *what, const char *wan
                want);
     }
     return ok;
+}
+
+/* The few-input kernel's rule (simple/plan.cu, fewin_entry_passed_over):
+ * NCDHW, C_in/G <= 8, C_in/G x k_volume <= the stride product -- the
+ * random problems it was measured on (round 20), their NDHWC twins (never),
+ * and a grid of channels, kernels and strides in both layouts. */
+static void test_fewin_rule(void)
+{
+    if (no_cuda())
+        return;
+    int bad = 0, ran = 0, taken = 0;
+    /* random_236 of seed 1: 1 -> 128 channels, k(4,2,1) s2 */
+    convt3d_problem p = make_problem(1, 1, 128, 1, 22, 26, 17, 2, 2, 0, 0, 0,
+                                     CONVT3D_LAYOUT_NCDHW);
+    p.kernel[0] = 4;
+    p.kernel[2] = 1;
+    p.padding[0] = 2;
+    p.padding[1] = 1;
+    bad += !choice_is(&p, "random_236", FEWIN);
+    /* random_47: 1 -> 47, k1 s2; and in NDHWC */
+    p = make_problem(4, 1, 47, 1, 12, 12, 12, 1, 2, 0, 0, 1, CONVT3D_LAYOUT_NCDHW);
+    bad += !choice_is(&p, "random_47", FEWIN);
+    p.layout = CONVT3D_LAYOUT_NDHWC;
+    bad += choice_is(&p, "random_47 NDHWC", "cuda/f32_phase_*") == 0;
+    /* one product an output with 8 input channels */
+    p = make_problem(16, 8, 64, 1, 19, 24, 4, 1, 2, 0, 0, 0, CONVT3D_LAYOUT_NCDHW);
+    bad += !choice_is(&p, "8 -> 64, k1 s2", FEWIN);
+    /* (C_out/G <= 4 may go to the few-output kernel first: fewout_preferred) */
+    static const int cigs[] = {1, 2, 4, 8, 12}, cogs[] = {8, 16, 64};
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 3; b++)
+            for (int k = 1; k <= 3; k++)
+                for (int st = 1; st <= 3; st++)
+                    for (int l = 0; l < 2; l++) {
+                        const convt3d_layout layout = l ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+                        p = make_problem(2, cigs[a], cogs[b], 1, 10, 12, 14, k, st, 0, 0, b & 1,
+                                         layout);
+                        if (convt3d_validate(&p) != CONVT3D_SUCCESS)
+                            continue;
+                        ran++;
+                        const int want = !l && cigs[a] <= 8 && cigs[a] * k * k * k <= st * st * st;
+                        taken += want;
+                        convt3d_shape sh;
+                        convt3d_shape_from_problem(&p, &sh);
+                        const char *name =
+                            convt3d_cuda_walk_choice(&sh, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+                        if (!name || (strcmp(name, FEWIN) == 0) != want) {
+                            char desc[512];
+                            convt3d_problem_to_string(&p, desc, sizeof desc);
+                            printf("\n  FAILED grid: %s chosen for %s (want the few-input kernel: "
+                                   "%d)",
+                                   name ? name : "nothing", desc, want);
+                            bad++;
+                        }
+                    }
+    printf("\n  grid: %d problems, %d for the few-input kernel, %d failed ", ran, taken, bad);
+    CU_ASSERT(ran > 200 && taken > 20);
+    CU_ASSERT_EQUAL(bad, 0);
 }
 
 /* Depthwise NDHWC goes to the channels-last depthwise kernel, NCDHW to the
@@ -550,6 +609,8 @@ void register_cuda_walk_tests(void)
          test_fewout_rule},
         {"depthwise: NDHWC to the channels-last kernel, NCDHW to the tile kernel",
          test_depthwise_layouts},
+        {"few input channels, <= 1 product an output, NCDHW: the few-input kernel",
+         test_fewin_rule},
         {"f16/bf16 data: the half MMA, the half phase kernel and the half dwtile where "
          "measured best (suite) and by the rule (a grid)",
          test_half_walk},

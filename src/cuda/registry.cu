@@ -21,7 +21,7 @@ extern const cuda_impl cuda_f32_dwtile_run8, cuda_f32_dwtile_run8_slotwise, cuda
     cuda_f32_phase_grouped_2x4x8, cuda_f32_phase_grouped_2x4x4, cuda_f32_phase_grouped_1x8x8,
     cuda_f32_phase_grouped_1x8x4, cuda_f32_phase_tiled_2x4x8, cuda_f32_phase_tiled_2x4x4,
     cuda_f32_phase_tiled_1x8x8, cuda_f32_phase_tiled_1x8x4, cuda_f32_depthwise_phase_4,
-    cuda_f32_direct_generic;
+    cuda_f32_direct_generic, cuda_f32_fewin_phase_4;
 extern const cuda_impl cuda_f16_phase_grouped_2x4x8, cuda_f16_phase_grouped_1x8x8,
     cuda_f16_phase_tiled_2x4x8, cuda_f16_phase_tiled_1x8x8, cuda_bf16_phase_grouped_2x4x8,
     cuda_bf16_phase_grouped_1x8x8, cuda_bf16_phase_tiled_2x4x8, cuda_bf16_phase_tiled_1x8x8;
@@ -53,6 +53,8 @@ const cuda_impl *const kTable[] = {
     &cuda_bf16_dwlast,
     &cuda_f32_fewout_ksplit,       /* fewout/: C_out/G <= 3, C_in/G >= 16: K split over
                                       the threads of a block, positions in the lanes */
+    &cuda_f32_fewin_phase_4,       /* simple/: NCDHW, <= 1 product an output: bound
+                                      by the writes of y; four outputs a thread */
     &cuda_f32_igemm_8x8,           /* igemm/: many channels a group, <= 2 taps a W phase;
                                       what the phase kernel does not take */
     &cuda_f32_phase_grouped_2x4x8, /* phase/: the variant the phase planner picks */

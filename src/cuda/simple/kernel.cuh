@@ -196,8 +196,18 @@ CT3D_DEV phase32 phase32_next(const simple_params &p, int d, phase32 ph)
  * NDHWC (one phase shared by the four channels).  The W taps (at most MT a
  * phase) are unrolled and predicated, so each (D tap, H tap) issues all its
  * 4 x MT input and weight loads at once instead of one dependent load pair
- * after another: the kernel is bound by load latency otherwise. */
-template <int MT>
+ * after another: the kernel is bound by load latency otherwise.
+ *
+ * FEWIN: the same four outputs of any problem with few input channels a
+ * group (the fewin entry, plan.cu: C_in/G <= kFewInMaxCig): the taps are
+ * walked once per input channel of the output's group.  For problems whose
+ * outputs average at most one product (strides above the kernel), which
+ * are the writes of y and little else: in NCDHW each warp stores 32
+ * consecutive outputs of one row, zero-tap outputs included, with no
+ * second pass.  Weights packed with one output channel a block (ocb 1):
+ * output channel co, input channel ic of its group at (co * C_in/G + ic) *
+ * kvol. */
+template <int MT, bool FEWIN = false>
 CT3D_DEV void depthwise32_thread(const simple_params &p, unsigned t)
 {
     const int ndhwc = p.layout_ndhwc;
@@ -216,6 +226,7 @@ CT3D_DEV void depthwise32_thread(const simple_params &p, unsigned t)
     }
     const int in0 = (int)p.in[0], in1 = (int)p.in[1], in2 = (int)p.in[2];
     const int ocb = (int)p.ocb, kvol = (int)p.kvol;
+    const int cig = FEWIN ? (int)p.cig : 1, cog = FEWIN ? (int)p.cog : 1;
     const phase32 pd = phase32_at(p, 0, od), ph = phase32_at(p, 1, oh);
     bool valid[4];
     float acc[4];
@@ -223,7 +234,9 @@ CT3D_DEV void depthwise32_thread(const simple_params &p, unsigned t)
      * the tap row, and whether the tap reaches an input */
     int xo[4][MT], wo[4][MT];
     bool ok[4][MT];
-    const int xcs = ndhwc ? (int)p.xs[1] : 0; /* channel step between the four */
+    /* output e's input and weight offsets from output 0's: NDHWC only (the
+     * four outputs of an NCDHW thread share their channel) */
+    const int xc0 = FEWIN ? c / cog * cig : c;
     phase32 pw = phase32_at(p, 2, ow);
     CT3D_UNROLL
     for (int e = 0; e < 4; e++) {
@@ -231,47 +244,50 @@ CT3D_DEV void depthwise32_thread(const simple_params &p, unsigned t)
         if (e > 0 && !ndhwc)
             pw = phase32_next(p, 2, pw);
         acc[e] = 0.0f;
-        const int wc = ndhwc ? e * kvol * ocb : 0;
+        const int xe = ndhwc ? (FEWIN ? (c + e) / cog * cig - xc0 : e) * (int)p.xs[1] : 0;
+        const int we = ndhwc ? e * cig * kvol * ocb : 0;
         CT3D_UNROLL
         for (int j = 0; j < MT; j++) {
             const int iw = pw.q - pw.m0 - j * (int)p.dm[2];
             ok[e][j] = valid[e] && j < pw.taps && iw >= 0 && iw < in2;
-            xo[e][j] = iw * (int)p.xs[4] + e * xcs;
-            wo[e][j] = wc + (pw.k0 + j * (int)p.kstep[2]) * ocb;
+            xo[e][j] = iw * (int)p.xs[4] + xe;
+            wo[e][j] = we + (pw.k0 + j * (int)p.kstep[2]) * ocb;
         }
     }
-    const float *xc = p.x + n * p.xs[0] + c * p.xs[1];
-    const float *wc0 = p.w + (long long)c * kvol * ocb;
-    for (int td = 0; td < pd.taps; td++) {
-        const int id = pd.q - pd.m0 - td * (int)p.dm[0];
-        if (id < 0)
-            break; /* later taps read further back */
-        if (id >= in0)
-            continue;
-        const int kd = pd.k0 + td * (int)p.kstep[0];
-        for (int th = 0; th < ph.taps; th++) {
-            const int ih = ph.q - ph.m0 - th * (int)p.dm[1];
-            if (ih < 0)
-                break;
-            if (ih >= in1)
+    for (int ic = 0; ic < cig; ic++) {
+        const float *xc = p.x + n * p.xs[0] + (xc0 + ic) * p.xs[1];
+        const float *wc0 = p.w + ((long long)c * cig + ic) * kvol * ocb;
+        for (int td = 0; td < pd.taps; td++) {
+            const int id = pd.q - pd.m0 - td * (int)p.dm[0];
+            if (id < 0)
+                break; /* later taps read further back */
+            if (id >= in0)
                 continue;
-            const int kh = ph.k0 + th * (int)p.kstep[1];
-            const float *xr = xc + id * p.xs[2] + ih * p.xs[3];
-            const float *wr = wc0 + (kd * (int)p.k[1] + kh) * (int)p.k[2] * ocb;
-            float xv[4][MT], wv[4][MT];
-            CT3D_UNROLL
-            for (int e = 0; e < 4; e++)
+            const int kd = pd.k0 + td * (int)p.kstep[0];
+            for (int th = 0; th < ph.taps; th++) {
+                const int ih = ph.q - ph.m0 - th * (int)p.dm[1];
+                if (ih < 0)
+                    break;
+                if (ih >= in1)
+                    continue;
+                const int kh = ph.k0 + th * (int)p.kstep[1];
+                const float *xr = xc + id * p.xs[2] + ih * p.xs[3];
+                const float *wr = wc0 + (kd * (int)p.k[1] + kh) * (int)p.k[2] * ocb;
+                float xv[4][MT], wv[4][MT];
                 CT3D_UNROLL
-                for (int j = 0; j < MT; j++) {
-                    xv[e][j] = ok[e][j] ? CT3D_LDG(xr + xo[e][j]) : 0.0f;
-                    wv[e][j] = ok[e][j] ? CT3D_LDG(wr + wo[e][j]) : 0.0f;
-                }
-            CT3D_UNROLL
-            for (int e = 0; e < 4; e++)
+                for (int e = 0; e < 4; e++)
+                    CT3D_UNROLL
+                    for (int j = 0; j < MT; j++) {
+                        xv[e][j] = ok[e][j] ? CT3D_LDG(xr + xo[e][j]) : 0.0f;
+                        wv[e][j] = ok[e][j] ? CT3D_LDG(wr + wo[e][j]) : 0.0f;
+                    }
                 CT3D_UNROLL
-                for (int j = 0; j < MT; j++)
-                    if (ok[e][j])
-                        acc[e] = fmaf(xv[e][j], wv[e][j], acc[e]);
+                for (int e = 0; e < 4; e++)
+                    CT3D_UNROLL
+                    for (int j = 0; j < MT; j++)
+                        if (ok[e][j])
+                            acc[e] = fmaf(xv[e][j], wv[e][j], acc[e]);
+            }
         }
     }
     if (p.bias) {

@@ -20,12 +20,12 @@ __global__ void __launch_bounds__(256) depthwise_kernel(const simple_params p, l
         depthwise_thread<T>(p, t);
 }
 
-template <int MT>
+template <int MT, bool FEWIN>
 __global__ void __launch_bounds__(256) depthwise32_kernel(const simple_params p, unsigned total)
 {
     const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < total)
-        depthwise32_thread<MT>(p, t);
+        depthwise32_thread<MT, FEWIN>(p, t);
 }
 
 template <class T>
@@ -72,27 +72,48 @@ simple_params simple_args(const cuda_plan &k, const convt3d_shape *s, const cuda
     return p;
 }
 
+/* Threads of the depthwise and few-input kernels: one per 4 outputs. */
+long long four_output_threads(const simple_params &p)
+{
+    return p.layout_ndhwc ? p.n * p.out[0] * p.out[1] * p.out[2] * ((p.cout + 3) / 4)
+                          : p.n * p.cout * p.out[0] * p.out[1] * ((p.out[2] + 3) / 4);
+}
+
+/* The 32-bit kernel with MT = p.dw_mt unrolled W taps. */
+template <bool FEWIN>
+void launch_four32(const cuda_plan &k, const simple_params &p, cudaStream_t stream)
+{
+    const unsigned total = (unsigned)four_output_threads(p); /* < 2^31: fill_depthwise32 */
+    const unsigned blocks = (total + k.threads - 1) / k.threads;
+    if (p.dw_mt == 1)
+        depthwise32_kernel<1, FEWIN><<<blocks, k.threads, 0, stream>>>(p, total);
+    else if (p.dw_mt == 2)
+        depthwise32_kernel<2, FEWIN><<<blocks, k.threads, 0, stream>>>(p, total);
+    else
+        depthwise32_kernel<4, FEWIN><<<blocks, k.threads, 0, stream>>>(p, total);
+}
+
 cudaError_t depthwise_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,
                              cudaStream_t stream)
 {
     const simple_params p = simple_args(k, s, a);
-    const long long total = p.layout_ndhwc
-                                ? p.n * p.out[0] * p.out[1] * p.out[2] * ((p.cout + 3) / 4)
-                                : p.n * p.cout * p.out[0] * p.out[1] * ((p.out[2] + 3) / 4);
+    const long long total = four_output_threads(p);
     if (s->y_type == CONVT3D_F16) /* 16-bit data: the 64-bit path only */
         depthwise_kernel<f16_t><<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
     else if (s->y_type == CONVT3D_BF16)
         depthwise_kernel<bf16_t><<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
-    else if (p.fast32) { /* the planner checked total < 2^31: one thread each */
-        const unsigned blocks = (unsigned)((total + k.threads - 1) / k.threads);
-        if (p.dw_mt == 1)
-            depthwise32_kernel<1><<<blocks, k.threads, 0, stream>>>(p, (unsigned)total);
-        else if (p.dw_mt == 2)
-            depthwise32_kernel<2><<<blocks, k.threads, 0, stream>>>(p, (unsigned)total);
-        else
-            depthwise32_kernel<4><<<blocks, k.threads, 0, stream>>>(p, (unsigned)total);
-    } else
+    else if (p.fast32) /* the planner checked total < 2^31: one thread each */
+        launch_four32<false>(k, p, stream);
+    else
         depthwise_kernel<float><<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
+    return cudaGetLastError();
+}
+
+/* f32 only, 32-bit path only (fewin_entry_applicable). */
+cudaError_t fewin_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,
+                         cudaStream_t stream)
+{
+    launch_four32<true>(k, simple_args(k, s, a), stream);
     return cudaGetLastError();
 }
 
@@ -114,6 +135,10 @@ cudaError_t generic_launch(const cuda_plan &k, const convt3d_shape *s, const cud
 extern const cuda_impl cuda_f32_depthwise_phase_4 = {
     "cuda/f32_depthwise_phase_4", nullptr,  depthwise_entry_applicable, nullptr,
     depthwise_entry_plan,         nullptr,  simple_extras,              depthwise_launch,
+    simple_entry_describe};
+extern const cuda_impl cuda_f32_fewin_phase_4 = {
+    "cuda/f32_fewin_phase_4", nullptr, fewin_entry_applicable, fewin_entry_passed_over,
+    fewin_entry_plan,         nullptr, simple_extras,          fewin_launch,
     simple_entry_describe};
 extern const cuda_impl cuda_f32_direct_generic = {
     "cuda/f32_direct_generic", nullptr, generic_entry_applicable, nullptr,

@@ -47,8 +47,9 @@ void fill_depthwise32(const convt3d_shape *s, simple_params *p)
     const bool ndhwc = s->layout == CONVT3D_LAYOUT_NDHWC;
     const long long vecs = ndhwc ? ceil_div(s->cout, 4) : ceil_div(s->out[2], 4);
     const long long total = s->n * s->out[0] * s->out[1] * (ndhwc ? s->out[2] : s->cout) * vecs;
-    bool ok = total < lim && s->n < lim && s->cout + 4 < lim && s->k_volume * 4 * 4 < lim &&
-              (s->in[2] + 4) * s->x_stride[4] + 4 * s->x_stride[1] < lim;
+    bool ok = total < lim && s->n < lim && s->cout + 4 < lim &&
+              s->k_volume * 4 * 4 * s->cig < lim &&
+              (s->in[2] + 4) * s->x_stride[4] + 4 * s->cig * s->x_stride[1] < lim;
     int wtaps = 0;
     for (int d = 0; d < 3; d++) {
         ok = ok && s->p[d] >= 0 && s->s[d] <= kMaxPhaseStride &&
@@ -146,6 +147,81 @@ bool depthwise_entry_plan(const cuda_impl &e, const convt3d_shape *s, const devi
     simple_plan *sp = family_params<simple_plan>(*k);
     k->ocb = 4;
     k->nocb = 1;
+    k->threads = 256;
+    const long long vecs = s->layout == CONVT3D_LAYOUT_NDHWC
+                               ? s->n * s->out[0] * s->out[1] * s->out[2] * ceil_div(s->cout, 4)
+                               : s->n * s->cout * s->out[0] * s->out[1] * ceil_div(s->out[2], 4);
+    k->blocks = ceil_div(vecs, k->threads);
+    fill_simple(s, k->ocb, &sp->p);
+    fill_depthwise32(s, &sp->p);
+    phase_table_layout(s, sp->p.phase_off, sp->p.phase_by_o);
+    return true;
+}
+
+/* The few-input kernel (depthwise32_thread<MT, true>): its own inner loop
+ * runs over the C_in/G input channels, so it is meant for few; and it has
+ * only the 32-bit path. */
+bool fewin_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
+                            const device_limits &lim, char *why, size_t why_size)
+{
+    (void)e;
+    (void)lim;
+    if (s->cig > kFewInMaxCig) {
+        snprintf(why, why_size, "C_in/G=%lld > %d: a thread would walk every input channel",
+                 (long long)s->cig, kFewInMaxCig);
+        return false;
+    }
+    simple_params p;
+    fill_simple(s, 1, &p);
+    fill_depthwise32(s, &p);
+    if (!p.fast32) {
+        snprintf(why, why_size,
+                 "needs 32-bit indices, strides <= %d and <= 4 taps a W phase", kMaxPhaseStride);
+        return false;
+    }
+    return true;
+}
+
+/* The walk's rule: NCDHW with at most one product an output on average
+ * (C_in/G x k_volume <= sD sH sW), C_in/G <= kFewInWalkMaxCig.  There y's
+ * writes are the work, and this kernel's whole-row stores beat the phase
+ * kernel and the implicit-GEMM engine (H200, bench/NOTES.md round 20: 14 of
+ * 14 such random problems 1.5-3.0x faster; k2 s2 with 64-128 outputs 4-9%
+ * slower).  With more products a thread's serial walk over taps and
+ * channels loses (0.03-0.9x); in NDHWC its four channels' weights are not
+ * coalesced and it lost to the phase kernel even there. */
+bool fewin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
+                             const device_limits &lim, const cuda_overrides &ov, char *why,
+                             size_t why_size)
+{
+    (void)e;
+    (void)lim;
+    (void)ov;
+    const long long svol = s->s[0] * s->s[1] * s->s[2];
+    if (s->layout != CONVT3D_LAYOUT_NCDHW || s->cig > kFewInWalkMaxCig ||
+        s->cig * s->k_volume > svol) {
+        snprintf(why, why_size,
+                 "the walk takes it in NCDHW for C_in/G <= %d with C_in/G x k_volume <= the "
+                 "stride product (here %lld x %lld vs %lld)",
+                 kFewInWalkMaxCig, (long long)s->cig, (long long)s->k_volume, svol);
+        return true;
+    }
+    return false;
+}
+
+bool fewin_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                      const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                      size_t why_size)
+{
+    (void)e;
+    (void)lim;
+    (void)ov;
+    (void)mode;
+    (void)why;
+    (void)why_size;
+    simple_plan *sp = family_params<simple_plan>(*k);
+    k->ocb = 1;
+    k->nocb = s->cog;
     k->threads = 256;
     const long long vecs = s->layout == CONVT3D_LAYOUT_NDHWC
                                ? s->n * s->out[0] * s->out[1] * s->out[2] * ceil_div(s->cout, 4)

@@ -37,6 +37,19 @@ bool depthwise_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
 bool depthwise_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
                           const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
                           size_t why_size);
+/* The few-input kernel: any C_in/G up to kFewInMaxCig when forced; the walk
+ * takes it in NCDHW for C_in/G <= kFewInWalkMaxCig with C_in/G x k_volume
+ * <= sD sH sW (fewin_entry_passed_over). */
+constexpr int kFewInMaxCig = 16;
+constexpr int kFewInWalkMaxCig = 8;
+bool fewin_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
+                            const device_limits &lim, char *why, size_t why_size);
+bool fewin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
+                             const device_limits &lim, const cuda_overrides &ov, char *why,
+                             size_t why_size);
+bool fewin_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
+                      const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
+                      size_t why_size);
 bool generic_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
                               const device_limits &lim, char *why, size_t why_size);
 bool generic_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
