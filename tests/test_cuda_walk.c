@@ -253,7 +253,8 @@ static int choice_is(const convt3d_problem *p, const char *what, const char *wan
 }
 
 /* The few-input kernel's rule (simple/plan.cu, fewin_entry_passed_over):
- * NCDHW, C_in/G <= 8, C_in/G x k_volume <= the stride product -- the
+ * NCDHW, C_in/G <= 8, C_in/G x k_volume <= the stride product, not
+ * depthwise -- the
  * random problems it was measured on (round 20), their NDHWC twins (never),
  * and a grid of channels, kernels and strides in both layouts. */
 static void test_fewin_rule(void)
@@ -274,6 +275,9 @@ static void test_fewin_rule(void)
     bad += !choice_is(&p, "random_47", FEWIN);
     p.layout = CONVT3D_LAYOUT_NDHWC;
     bad += choice_is(&p, "random_47 NDHWC", "cuda/f32_phase_*") == 0;
+    /* depthwise at W stride 3 (no tile kernel): the depthwise build, not this one */
+    p = make_problem(6, 4, 4, 4, 10, 10, 10, 1, 3, 0, 0, 0, CONVT3D_LAYOUT_NCDHW);
+    bad += !choice_is(&p, "depthwise k1 s3", "cuda/f32_depthwise_phase_4");
     /* one product an output with 8 input channels */
     p = make_problem(16, 8, 64, 1, 19, 24, 4, 1, 2, 0, 0, 0, CONVT3D_LAYOUT_NCDHW);
     bad += !choice_is(&p, "8 -> 64, k1 s2", FEWIN);

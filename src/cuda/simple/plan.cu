@@ -183,7 +183,8 @@ bool fewin_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
 }
 
 /* The walk's rule: NCDHW with at most one product an output on average
- * (C_in/G x k_volume <= sD sH sW), C_in/G <= kFewInWalkMaxCig.  There y's
+ * (C_in/G x k_volume <= sD sH sW), C_in/G <= kFewInWalkMaxCig, not
+ * depthwise (C_in/G = C_out/G = 1: cuda/f32_depthwise_phase_4).  There y's
  * writes are the work, and this kernel's whole-row stores beat the phase
  * kernel and the implicit-GEMM engine (H200, bench/NOTES.md round 20: 14 of
  * 14 such random problems 1.5-3.0x faster; k2 s2 with 64-128 outputs 4-9%
@@ -198,6 +199,11 @@ bool fewin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     (void)lim;
     (void)ov;
     const long long svol = s->s[0] * s->s[1] * s->s[2];
+    if (s->cig == 1 && s->cog == 1) {
+        snprintf(why, why_size, "depthwise: the depthwise build of the same body packs its "
+                                "weights for it (0.94-1.00x its time, H200, round 20)");
+        return true;
+    }
     if (s->layout != CONVT3D_LAYOUT_NCDHW || s->cig > kFewInWalkMaxCig ||
         s->cig * s->k_volume > svol) {
         snprintf(why, why_size,
