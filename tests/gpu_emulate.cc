@@ -976,16 +976,13 @@ int run_fewin(int i)
     p.y = y.data();
     p.vec_store = false; /* host vectors: no 16-byte alignment promise */
     const bool ndhwc = layout == CONVT3D_LAYOUT_NDHWC;
-    const unsigned total = (unsigned)(ndhwc ? p.n * p.out[0] * p.out[1] * p.out[2] * ((p.cout + 3) / 4)
-                                            : p.n * p.cout * p.out[0] * p.out[1] * ((p.out[2] + 3) / 4));
-    if (depthwise)
-        p.dw_mt == 1   ? fewin_all_threads<1, false>(p, total)
-        : p.dw_mt == 2 ? fewin_all_threads<2, false>(p, total)
-                       : fewin_all_threads<4, false>(p, total);
-    else
-        p.dw_mt == 1   ? fewin_all_threads<1, true>(p, total)
-        : p.dw_mt == 2 ? fewin_all_threads<2, true>(p, total)
-                       : fewin_all_threads<4, true>(p, total);
+    const unsigned total = (unsigned)four_output_threads(&d.s);
+    with_w_taps(p.dw_mt, [&](auto mt) {
+        if (depthwise)
+            fewin_all_threads<decltype(mt)::value, false>(p, total);
+        else
+            fewin_all_threads<decltype(mt)::value, true>(p, total);
+    });
     g_fewin_mt[p.dw_mt]++;
     g_fewin_depthwise += depthwise;
     char what[96];

@@ -234,9 +234,7 @@ CT3D_DEV void depthwise32_thread(const simple_params &p, unsigned t)
      * the tap row, and whether the tap reaches an input */
     int xo[4][MT], wo[4][MT];
     bool ok[4][MT];
-    /* output e's input and weight offsets from output 0's: NDHWC only (the
-     * four outputs of an NCDHW thread share their channel) */
-    const int xc0 = FEWIN ? c / cog * cig : c;
+    const int xc0 = FEWIN ? c / cog * cig : c; /* output 0's first input channel */
     phase32 pw = phase32_at(p, 2, ow);
     CT3D_UNROLL
     for (int e = 0; e < 4; e++) {
@@ -244,6 +242,8 @@ CT3D_DEV void depthwise32_thread(const simple_params &p, unsigned t)
         if (e > 0 && !ndhwc)
             pw = phase32_next(p, 2, pw);
         acc[e] = 0.0f;
+        /* output e's input and weight offsets from output 0's: NDHWC only
+         * (the four outputs of an NCDHW thread share their channel) */
         const int xe = ndhwc ? (FEWIN ? (c + e) / cog * cig - xc0 : e) * (int)p.xs[1] : 0;
         const int we = ndhwc ? e * cig * kvol * ocb : 0;
         CT3D_UNROLL

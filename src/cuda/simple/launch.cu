@@ -72,38 +72,30 @@ simple_params simple_args(const cuda_plan &k, const convt3d_shape *s, const cuda
     return p;
 }
 
-/* Threads of the depthwise and few-input kernels: one per 4 outputs. */
-long long four_output_threads(const simple_params &p)
-{
-    return p.layout_ndhwc ? p.n * p.out[0] * p.out[1] * p.out[2] * ((p.cout + 3) / 4)
-                          : p.n * p.cout * p.out[0] * p.out[1] * ((p.out[2] + 3) / 4);
-}
-
-/* The 32-bit kernel with MT = p.dw_mt unrolled W taps. */
+/* The 32-bit kernel with MT = p.dw_mt unrolled W taps, `total` threads
+ * (< 2^31: fill_depthwise32). */
 template <bool FEWIN>
-void launch_four32(const cuda_plan &k, const simple_params &p, cudaStream_t stream)
+void launch_four32(const cuda_plan &k, const simple_params &p, long long total,
+                   cudaStream_t stream)
 {
-    const unsigned total = (unsigned)four_output_threads(p); /* < 2^31: fill_depthwise32 */
-    const unsigned blocks = (total + k.threads - 1) / k.threads;
-    if (p.dw_mt == 1)
-        depthwise32_kernel<1, FEWIN><<<blocks, k.threads, 0, stream>>>(p, total);
-    else if (p.dw_mt == 2)
-        depthwise32_kernel<2, FEWIN><<<blocks, k.threads, 0, stream>>>(p, total);
-    else
-        depthwise32_kernel<4, FEWIN><<<blocks, k.threads, 0, stream>>>(p, total);
+    const unsigned blocks = (unsigned)((total + k.threads - 1) / k.threads);
+    with_w_taps(p.dw_mt, [&](auto mt) {
+        depthwise32_kernel<decltype(mt)::value, FEWIN>
+            <<<blocks, k.threads, 0, stream>>>(p, (unsigned)total);
+    });
 }
 
 cudaError_t depthwise_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,
                              cudaStream_t stream)
 {
     const simple_params p = simple_args(k, s, a);
-    const long long total = four_output_threads(p);
+    const long long total = four_output_threads(s);
     if (s->y_type == CONVT3D_F16) /* 16-bit data: the 64-bit path only */
         depthwise_kernel<f16_t><<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
     else if (s->y_type == CONVT3D_BF16)
         depthwise_kernel<bf16_t><<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
     else if (p.fast32) /* the planner checked total < 2^31: one thread each */
-        launch_four32<false>(k, p, stream);
+        launch_four32<false>(k, p, total, stream);
     else
         depthwise_kernel<float><<<grid_of(k.blocks), k.threads, 0, stream>>>(p, total);
     return cudaGetLastError();
@@ -113,7 +105,7 @@ cudaError_t depthwise_launch(const cuda_plan &k, const convt3d_shape *s, const c
 cudaError_t fewin_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,
                          cudaStream_t stream)
 {
-    launch_four32<true>(k, simple_args(k, s, a), stream);
+    launch_four32<true>(k, simple_args(k, s, a), four_output_threads(s), stream);
     return cudaGetLastError();
 }
 

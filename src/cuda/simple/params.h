@@ -3,6 +3,8 @@
 #ifndef CONVT3D_CUDA_SIMPLE_PARAMS_H
 #define CONVT3D_CUDA_SIMPLE_PARAMS_H
 
+#include <type_traits>
+
 #include "../common/types.h"
 
 namespace ct3d {
@@ -39,6 +41,20 @@ struct simple_params {
     int dw_mt; /* W taps a phase unrolled: 1, 2 or 4 (>= the most taps) */
     int ptab[3][kMaxPhaseStride][3]; /* {taps, k0, m0} per dim and phase */
 };
+
+/* f(std::integral_constant<int, MT>()) for the W-tap unroll MT = dw_mt (1,
+ * 2 or 4) of depthwise32_thread: the one switch from the planner's count to
+ * a template argument, for the launches and the host emulator alike. */
+template <class F>
+void with_w_taps(int dw_mt, F f)
+{
+    if (dw_mt == 1)
+        f(std::integral_constant<int, 1>());
+    else if (dw_mt == 2)
+        f(std::integral_constant<int, 2>());
+    else
+        f(std::integral_constant<int, 4>());
+}
 
 } // namespace ct3d
 

@@ -46,8 +46,7 @@ void fill_depthwise32(const convt3d_shape *s, simple_params *p)
     const long long lim = 1LL << 31; /* 32-bit indices, not CONVT3D_INT_INDEX_LIMIT */
     const bool ndhwc = s->layout == CONVT3D_LAYOUT_NDHWC;
     const long long vecs = ndhwc ? ceil_div(s->cout, 4) : ceil_div(s->out[2], 4);
-    const long long total = s->n * s->out[0] * s->out[1] * (ndhwc ? s->out[2] : s->cout) * vecs;
-    bool ok = total < lim && s->n < lim && s->cout + 4 < lim &&
+    bool ok = four_output_threads(s) < lim && s->n < lim && s->cout + 4 < lim &&
               s->k_volume * 4 * 4 * s->cig < lim &&
               (s->in[2] + 4) * s->x_stride[4] + 4 * s->cig * s->x_stride[1] < lim;
     int wtaps = 0;
@@ -74,6 +73,13 @@ void fill_depthwise32(const convt3d_shape *s, simple_params *p)
         p->dv[i] = fdiv_make(div[i]);
     for (int d = 0; d < 3; d++)
         p->dvs[d] = fdiv_make(s->s[d]);
+}
+
+long long four_output_threads(const convt3d_shape *s)
+{
+    return s->layout == CONVT3D_LAYOUT_NDHWC
+               ? s->n * s->out[0] * s->out[1] * s->out[2] * ceil_div(s->cout, 4)
+               : s->n * s->cout * s->out[0] * s->out[1] * ceil_div(s->out[2], 4);
 }
 
 namespace {
@@ -121,6 +127,24 @@ void phase_table_fill(const convt3d_shape *s, int *table)
 
 /* ---- the registry entries' host side ------------------------------------ */
 
+namespace {
+
+/* The depthwise and few-input entries' plan: the four-output kernel with
+ * ocb output channels a weight block, 256 threads a block. */
+void plan_four_outputs(const convt3d_shape *s, int ocb, cuda_plan *k)
+{
+    simple_plan *sp = family_params<simple_plan>(*k);
+    k->ocb = ocb;
+    k->nocb = (int)ceil_div(s->cog, ocb);
+    k->threads = 256;
+    k->blocks = ceil_div(four_output_threads(s), k->threads);
+    fill_simple(s, k->ocb, &sp->p);
+    fill_depthwise32(s, &sp->p);
+    phase_table_layout(s, sp->p.phase_off, sp->p.phase_by_o);
+}
+
+} // namespace
+
 bool depthwise_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
                                 const device_limits &lim, char *why, size_t why_size)
 {
@@ -144,17 +168,7 @@ bool depthwise_entry_plan(const cuda_impl &e, const convt3d_shape *s, const devi
     (void)mode;
     (void)why;
     (void)why_size;
-    simple_plan *sp = family_params<simple_plan>(*k);
-    k->ocb = 4;
-    k->nocb = 1;
-    k->threads = 256;
-    const long long vecs = s->layout == CONVT3D_LAYOUT_NDHWC
-                               ? s->n * s->out[0] * s->out[1] * s->out[2] * ceil_div(s->cout, 4)
-                               : s->n * s->cout * s->out[0] * s->out[1] * ceil_div(s->out[2], 4);
-    k->blocks = ceil_div(vecs, k->threads);
-    fill_simple(s, k->ocb, &sp->p);
-    fill_depthwise32(s, &sp->p);
-    phase_table_layout(s, sp->p.phase_off, sp->p.phase_by_o);
+    plan_four_outputs(s, 4, k); /* cog = 1 padded to a block of 4 */
     return true;
 }
 
@@ -225,17 +239,7 @@ bool fewin_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_l
     (void)mode;
     (void)why;
     (void)why_size;
-    simple_plan *sp = family_params<simple_plan>(*k);
-    k->ocb = 1;
-    k->nocb = s->cog;
-    k->threads = 256;
-    const long long vecs = s->layout == CONVT3D_LAYOUT_NDHWC
-                               ? s->n * s->out[0] * s->out[1] * s->out[2] * ceil_div(s->cout, 4)
-                               : s->n * s->cout * s->out[0] * s->out[1] * ceil_div(s->out[2], 4);
-    k->blocks = ceil_div(vecs, k->threads);
-    fill_simple(s, k->ocb, &sp->p);
-    fill_depthwise32(s, &sp->p);
-    phase_table_layout(s, sp->p.phase_off, sp->p.phase_by_o);
+    plan_four_outputs(s, 1, k);
     return true;
 }
 

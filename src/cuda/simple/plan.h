@@ -31,6 +31,9 @@ void phase_table_fill(const convt3d_shape *s, int *table);
 void fill_simple(const convt3d_shape *s, long long ocb, simple_params *sp);
 /* The depthwise kernel's 32-bit path where every index fits (p->fast32). */
 void fill_depthwise32(const convt3d_shape *s, simple_params *p);
+/* Threads of the four-output kernels (depthwise_thread, depthwise32_thread):
+ * one per 4 outputs along W (NCDHW) or along C (NDHWC). */
+long long four_output_threads(const convt3d_shape *s);
 
 bool depthwise_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
                                 const device_limits &lim, char *why, size_t why_size);
