@@ -183,6 +183,19 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
 
     /* floats between staged taps: W, H and D neighbours */
     const int wtw = p.ck * OCB, wth = tw_n * wtw, wtd = th_n * wth;
+    /* x offsets in unsigned 32-bit arithmetic from one base pointer: every
+     * offset a valid load forms fits an int (x_offsets_fit_int), and with
+     * unsigned wrap-around the compiler must add in 32 bits, so a window
+     * load costs an add, one widening multiply-add and the load.  (With int
+     * offsets it widened them into 64-bit indexes into p.x and, at the
+     * 64-register cap, rebuilt each load's address from the constant bank:
+     * about eight instructions a load, most of the loop.)  Predicated-off
+     * rows may wrap: they are never loaded. */
+    const T *const xbase = reinterpret_cast<const T *>(p.x);
+    unsigned roff[TH + kFewR - 1];
+    CT3D_UNROLL
+    for (int u = 0; u < TH + kFewR - 1; u++)
+        roff[u] = (unsigned)((u - (TH - 1)) * p.xstep[1]);
     /* the rank's input channels (all of them without a cluster) */
     const int cbeg = (int)((long long)p.cig * rank >> p.lcs),
               cend = (int)((long long)p.cig * (rank + 1) >> p.lcs);
@@ -193,7 +206,7 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
         copy_wait();
         CT3D_SYNC();
         for (int c = slice; c < cn; c += p.ks) {
-            const T *xc = reinterpret_cast<const T *>(p.x) + (long long)(c0 + c) * p.xs[1] + xo;
+            const unsigned xc = (unsigned)xo + (unsigned)(c0 + c) * (unsigned)p.xs[1];
             const float *wc = smem + c * OCB;
             CT3D_NOUNROLL
             for (int td = 0; td < td_n; td++) {
@@ -203,12 +216,11 @@ CT3D_DEV void few_block(const few_params &p, float *smem, int tid, int bx, int g
                 for (int tw = 0; tw < tw_n; tw++) {
                     if (!((wmask >> tw) & 1u))
                         continue;
-                    const T *xr = xc - (td * p.xstep[0] + tw * p.xstep[2]);
+                    const unsigned xr = xc - (unsigned)(td * p.xstep[0] + tw * p.xstep[2]);
                     float win[TH + kFewR - 1];
                     CT3D_UNROLL
                     for (int u = 0; u < TH + kFewR - 1; u++)
-                        win[u] = (vm >> u) & 1u ? load_elem(xr + (u - (TH - 1)) * p.xstep[1])
-                                                : 0.0f;
+                        win[u] = (vm >> u) & 1u ? load_elem(xbase + (xr + roff[u])) : 0.0f;
                     const float *wt = wc + td * wtd + tw * wtw;
                     CT3D_UNROLL
                     for (int th = 0; th < TH; th++) {
