@@ -9,9 +9,11 @@
  * igemm_preferred; fewout/plan.cu, fewout_preferred): with C_out/G <= 4
  * never the implicit-GEMM FMA engine; C_in/G >= 16 with C_in/G x taps >= 256
  * (C_out/G <= 8), or C_out/G <= 4 in one group on at most 250,000
- * positions, to cuda/f32_fewout_ksplit.  Depthwise problems in NDHWC (the ndhwc_depthwise
- * class, the suite's depthwise shape, a grid) get cuda/f32_dwlast, their
- * NCDHW twins the depthwise tile kernel.  CONVT3D_TEST_WALK=1 prints every choice of the
+ * positions, to cuda/f32_fewout_ksplit (but for C_in/G <= 2, the few-input
+ * kernel's).  Depthwise problems in NDHWC (the ndhwc_depthwise class, the
+ * suite's depthwise shape, a grid) get cuda/f32_dwlast, their NCDHW twins
+ * the depthwise tile kernel, or with fewer taps than stride phases the
+ * four-output depthwise kernel.  CONVT3D_TEST_WALK=1 prints every choice of the
  * class list.  SKIPs in a build without CUDA. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,9 +256,11 @@ static int choice_is(const convt3d_problem *p, const char *what, const char *wan
 
 /* The few-input kernel's rule (simple/plan.cu, fewin_entry_passed_over):
  * NCDHW, C_in/G <= 8, C_in/G x k_volume <= the stride product, not
- * depthwise -- the
- * random problems it was measured on (round 20), their NDHWC twins (never),
- * and a grid of channels, kernels and strides in both layouts. */
+ * depthwise; and, in either layout, C_in/G <= 2 where the implicit-GEMM
+ * engine would take the problem (fewin_preferred_over_engine; in the grid
+ * below that is W stride 3, where no phase kernel is built) -- the random
+ * problems it was measured on (rounds 20 and 21), and a grid of channels,
+ * kernels and strides in both layouts. */
 static void test_fewin_rule(void)
 {
     if (no_cuda())
@@ -275,6 +279,20 @@ static void test_fewin_rule(void)
     bad += !choice_is(&p, "random_47", FEWIN);
     p.layout = CONVT3D_LAYOUT_NDHWC;
     bad += choice_is(&p, "random_47 NDHWC", "cuda/f32_phase_*") == 0;
+    /* random_283 of seed 1 (round 21): NDHWC, 1 -> 32, k(5,4,2) s(3,1,3),
+       which the implicit-GEMM engine took at 0.57 ms (this kernel 0.23) */
+    p = make_problem(3, 1, 32, 1, 30, 30, 30, 1, 1, 0, 0, 0, CONVT3D_LAYOUT_NDHWC);
+    p.kernel[0] = 5, p.kernel[1] = 4, p.kernel[2] = 2;
+    p.stride[0] = 3, p.stride[2] = 3;
+    p.padding[0] = p.padding[1] = 1;
+    bad += !choice_is(&p, "random_283", FEWIN);
+    /* random_201 of seed 1: NCDHW, 1 -> 4, k(1,1,3) W dilation 2, which the
+       few-output kernel took (0.0144 ms; this kernel 0.0059) */
+    p = make_problem(2, 1, 4, 1, 23, 7, 15, 1, 1, 0, 0, 1, CONVT3D_LAYOUT_NCDHW);
+    p.kernel[2] = 3;
+    p.padding[2] = 3;
+    p.dilation[2] = 3;
+    bad += !choice_is(&p, "random_201", FEWIN);
     /* depthwise at W stride 3 (no tile kernel): the depthwise build, not this one */
     p = make_problem(6, 4, 4, 4, 10, 10, 10, 1, 3, 0, 0, 0, CONVT3D_LAYOUT_NCDHW);
     bad += !choice_is(&p, "depthwise k1 s3", "cuda/f32_depthwise_phase_4");
@@ -294,7 +312,9 @@ static void test_fewin_rule(void)
                         if (convt3d_validate(&p) != CONVT3D_SUCCESS)
                             continue;
                         ran++;
-                        const int want = !l && cigs[a] <= 8 && cigs[a] * k * k * k <= st * st * st;
+                        const int want =
+                            (!l && cigs[a] <= 8 && cigs[a] * k * k * k <= st * st * st) ||
+                            (cigs[a] <= 2 && st == 3);
                         taken += want;
                         convt3d_shape sh;
                         convt3d_shape_from_problem(&p, &sh);
@@ -310,15 +330,26 @@ static void test_fewin_rule(void)
                         }
                     }
     printf("\n  grid: %d problems, %d for the few-input kernel, %d failed ", ran, taken, bad);
-    CU_ASSERT(ran > 200 && taken > 20);
+    CU_ASSERT(ran > 200 && taken > 50);
     CU_ASSERT_EQUAL(bad, 0);
 }
 
 /* Depthwise NDHWC goes to the channels-last depthwise kernel, NCDHW to the
- * depthwise tile kernel (where it applies: W stride <= 2): the
- * ndhwc_depthwise class and the suite's depthwise row in both layouts, and
- * a grid of channel counts (misaligned ones too), kernels, strides up to 4
- * and dilations. */
+ * depthwise tile kernel (where it applies: W stride <= 2) but for fewer
+ * taps than stride phases, which go to the four-output depthwise kernel
+ * (simple/plan.cu, depthwise_four_preferred): the ndhwc_depthwise class and
+ * the suite's depthwise row in both layouts, the random problems of round
+ * 21, and a grid of channel counts (misaligned ones too), kernels, strides
+ * up to 4 and dilations in both layouts. */
+#define DW4 "cuda/f32_depthwise_phase_4"
+
+/* Depthwise NCDHW at W stride <= 2: the rule restated. */
+static const char *dw_ncdhw_want(const convt3d_problem *p)
+{
+    const int64_t taps = p->kernel[0] * p->kernel[1] * p->kernel[2];
+    return taps < p->stride[0] * p->stride[1] * p->stride[2] ? DW4 : "cuda/f32_dwtile_run8*";
+}
+
 static void test_depthwise_layouts(void)
 {
     if (no_cuda())
@@ -336,13 +367,27 @@ static void test_depthwise_layouts(void)
         bad += !choice_is(&p, c->label, DWLAST);
         p.layout = CONVT3D_LAYOUT_NCDHW;
         if (p.stride[2] <= 2)
-            bad += !choice_is(&p, c->label, "cuda/f32_dwtile_run8*");
+            bad += !choice_is(&p, c->label, dw_ncdhw_want(&p));
         in_class++;
     }
     CU_ASSERT(in_class >= 5);
     cases_free(&cl);
+    /* random_393 of seed 1: 64 channels, k1 s2 (tile kernel 0.0228 ms, the
+       four-output kernel 0.0113); random_318: k(4,1,1) s2; random_154: k2
+       s2, where the tile kernel stays (0.72x with the other) */
+    convt3d_problem q = make_problem(1, 64, 64, 64, 15, 15, 15, 1, 2, 0, 0, 0,
+                                     CONVT3D_LAYOUT_NCDHW);
+    q.dilation[1] = q.dilation[2] = 2;
+    bad += !choice_is(&q, "random_393", DW4);
+    q = make_problem(12, 32, 32, 32, 12, 18, 5, 1, 2, 0, 0, 1, CONVT3D_LAYOUT_NCDHW);
+    q.kernel[0] = 4;
+    q.padding[0] = 2;
+    bad += !choice_is(&q, "random_318", DW4);
+    q = make_problem(1, 44, 44, 44, 27, 27, 27, 2, 2, 0, 0, 1, CONVT3D_LAYOUT_NCDHW);
+    q.padding[2] = 1;
+    bad += !choice_is(&q, "random_154", "cuda/f32_dwtile_run8*");
     static const int cs[] = {1, 3, 8, 64, 130}, ks[] = {1, 3, 4, 5};
-    int ran = 0;
+    int ran = 0, fewer_taps = 0;
     for (int a = 0; a < 5; a++)
         for (int k = 0; k < 4; k++)
             for (int st = 1; st <= 4; st++)
@@ -355,9 +400,18 @@ static void test_depthwise_layouts(void)
                         continue;
                     ran++;
                     bad += !choice_is(&p, "grid", DWLAST);
+                    /* NCDHW: the rule's side (the other side depends on what the
+                       tile kernel applies to: dilation, taps a W phase) */
+                    p.layout = CONVT3D_LAYOUT_NCDHW;
+                    if (ks[k] * ks[k] * ks[k] < st * st * st) {
+                        bad += !choice_is(&p, "grid NCDHW", DW4);
+                        fewer_taps++;
+                    }
                 }
-    printf("\n  %d depthwise class problems, a grid of %d, %d failed ", in_class, ran, bad);
-    CU_ASSERT(ran > 100);
+    printf("\n  %d depthwise class problems, a grid of %d (%d NCDHW with fewer taps than "
+           "phases), %d failed ",
+           in_class, ran, fewer_taps, bad);
+    CU_ASSERT(ran > 100 && fewer_taps > 20);
     CU_ASSERT_EQUAL(bad, 0);
 }
 
@@ -611,9 +665,11 @@ void register_cuda_walk_tests(void)
         {"C_out/G <= 4 (out_c1_3 and a grid): the few-output kernel for C_in/G >= 16 with "
          "long sums or one group on small volumes, never the FMA igemm",
          test_fewout_rule},
-        {"depthwise: NDHWC to the channels-last kernel, NCDHW to the tile kernel",
+        {"depthwise: NDHWC to the channels-last kernel, NCDHW to the tile kernel (the "
+         "four-output kernel with fewer taps than phases)",
          test_depthwise_layouts},
-        {"few input channels, <= 1 product an output, NCDHW: the few-input kernel",
+        {"few input channels, <= 1 product an output, NCDHW (or 1-2 where the engine would "
+         "take them): the few-input kernel",
          test_fewin_rule},
         {"f16/bf16 data: the half MMA, the half phase kernel and the half dwtile where "
          "measured best (suite) and by the rule (a grid)",

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "../simple/plan.h"
 
 namespace ct3d {
 
@@ -327,6 +328,11 @@ bool dwtile_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
      * reads x along W. */
     if (s->layout != CONVT3D_LAYOUT_NCDHW) {
         snprintf(why, why_size, "automatically for NCDHW only");
+        return true;
+    }
+    if (depthwise_four_preferred(s)) {
+        snprintf(why, why_size, "automatically for k_volume >= the stride product (f32: "
+                                "cuda/f32_depthwise_phase_4 below)");
         return true;
     }
     return false;

@@ -6,6 +6,7 @@
 
 #include "plan.h"
 #include "../igemm/plan.h"
+#include "../simple/plan.h"
 
 namespace ct3d {
 
@@ -328,7 +329,9 @@ bool fewout_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
  * - What the implicit-GEMM FMA engine would take: on the H200 (bench/NOTES.md
  *   round 12, `--all-kernels`) this kernel was faster on 21 of the 23
  *   problems of C_out/G <= 4 that engine took (geomean 2.2x: the engine's
- *   output-channel block is then 7/8 empty).
+ *   output-channel block is then 7/8 empty) -- but for C_in/G <= 2, where
+ *   the few-input kernel won all 7 such problems of round 21 (1.3-4.5x:
+ *   fewin_preferred_over_engine).
  * - One group with C_in/G >= 16 on up to kFewOutPhasePositions positions
  *   (round 12: faster than the phase kernel on 8 of 8).
  * Few input channels a group stay with the phase kernel (it won most of
@@ -355,7 +358,7 @@ bool fewout_preferred(const convt3d_shape *s, const device_limits &lim, const cu
 {
     if (s->cig >= 16 && s->cig * most_taps_a_phase(s) >= kFewOutLongK)
         return true;
-    if (s->cog > 4)
+    if (s->cog > 4 || fewin_preferred_over_engine(s, lim, ov))
         return false;
     char why[160];
     if (cuda_entry_applicable(cuda_f32_igemm_8x8, s, lim, why, sizeof why) &&

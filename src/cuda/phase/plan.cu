@@ -7,6 +7,7 @@
 
 #include "../common/env.h"
 #include "plan.h"
+#include "../simple/plan.h"
 
 namespace ct3d {
 
@@ -604,6 +605,11 @@ bool phase_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     if (s->y_type != CONVT3D_F32 && s->cig == 1 && s->cog == 1) {
         snprintf(why, why_size, "not automatically for depthwise half data (8 channels a "
                  "thread: the depthwise kernels)");
+        return true;
+    }
+    if (depthwise_four_preferred(s)) {
+        snprintf(why, why_size, "not automatically for f32 depthwise NCDHW with k_volume < the "
+                                "stride product (cuda/f32_depthwise_phase_4)");
         return true;
     }
     if (!plan_phase(s, lim, -1, 0, ov.tile, &pick, note, sizeof note)) {

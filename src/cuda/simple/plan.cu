@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "../igemm/plan.h"
 
 namespace ct3d {
 
@@ -196,6 +197,39 @@ bool fewin_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
     return true;
 }
 
+/* Fewer taps than phases: some outputs get no product and the rest one or
+ * two, so y's writes are the work, and the four-output kernel writes whole
+ * rows without staging a window (H200, bench/NOTES.md round 21: 7 of 7 such
+ * random f32 problems 1.39-2.49x faster than the depthwise tile kernel,
+ * which the phase kernel also trailed; at k_volume = the stride product the
+ * tile kernel still won 2 of 3).  Half data keep their kernels: not
+ * measured. */
+bool depthwise_four_preferred(const convt3d_shape *s)
+{
+    return s->cig == 1 && s->cog == 1 && s->x_type == CONVT3D_F32 &&
+           s->layout == CONVT3D_LAYOUT_NCDHW && s->k_volume < s->s[0] * s->s[1] * s->s[2];
+}
+
+extern const cuda_impl cuda_f32_fewin_phase_4, cuda_f32_igemm_8x8;
+
+/* One or two input channels a group (not depthwise) where the
+ * implicit-GEMM engine would take the problem (or the few-output kernel in
+ * its stead, fewout_preferred): the engine's K of C_in/G x taps fills few
+ * of its steps, and this kernel's per-thread walk over the taps is short
+ * (H200, bench/NOTES.md round 21, every kernel forced on 400 random
+ * problems: 14 of the 16 such problems faster, geomean 1.9x; the two
+ * slower, 0.89x and 0.98x, had 164-256 output channels and 64-100 taps). */
+bool fewin_preferred_over_engine(const convt3d_shape *s, const device_limits &lim,
+                                 const cuda_overrides &ov)
+{
+    char why[160];
+    if (s->cig > kFewInEngineMaxCig || (s->cig == 1 && s->cog == 1) ||
+        !cuda_entry_applicable(cuda_f32_fewin_phase_4, s, lim, why, sizeof why))
+        return false;
+    return cuda_entry_applicable(cuda_f32_igemm_8x8, s, lim, why, sizeof why) &&
+           !igemm_entry_passed_over(cuda_f32_igemm_8x8, s, lim, ov, why, sizeof why);
+}
+
 /* The walk's rule: NCDHW with at most one product an output on average
  * (C_in/G x k_volume <= sD sH sW), C_in/G <= kFewInWalkMaxCig, not
  * depthwise (C_in/G = C_out/G = 1: cuda/f32_depthwise_phase_4).  There y's
@@ -210,9 +244,9 @@ bool fewin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                              size_t why_size)
 {
     (void)e;
-    (void)lim;
-    (void)ov;
     const long long svol = s->s[0] * s->s[1] * s->s[2];
+    if (fewin_preferred_over_engine(s, lim, ov))
+        return false;
     if (s->cig == 1 && s->cog == 1) {
         snprintf(why, why_size, "depthwise: the depthwise build of the same body packs its "
                                 "weights for it (0.94-1.00x its time, H200, round 20)");
@@ -222,8 +256,9 @@ bool fewin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
         s->cig * s->k_volume > svol) {
         snprintf(why, why_size,
                  "the walk takes it in NCDHW for C_in/G <= %d with C_in/G x k_volume <= the "
-                 "stride product (here %lld x %lld vs %lld)",
-                 kFewInWalkMaxCig, (long long)s->cig, (long long)s->k_volume, svol);
+                 "stride product (here %lld x %lld vs %lld), or for C_in/G <= %d where the "
+                 "implicit-GEMM engine would take the problem",
+                 kFewInWalkMaxCig, (long long)s->cig, (long long)s->k_volume, svol, kFewInEngineMaxCig);
         return true;
     }
     return false;

@@ -35,6 +35,10 @@ void fill_depthwise32(const convt3d_shape *s, simple_params *p);
  * one per 4 outputs along W (NCDHW) or along C (NDHWC). */
 long long four_output_threads(const convt3d_shape *s);
 
+/* f32 depthwise NCDHW with fewer taps than stride phases (k_volume <
+ * sD sH sW): the walk leaves it to cuda/f32_depthwise_phase_4, passing over
+ * the depthwise tile kernel and the phase kernel (plan.cu). */
+bool depthwise_four_preferred(const convt3d_shape *s);
 bool depthwise_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
                                 const device_limits &lim, char *why, size_t why_size);
 bool depthwise_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,
@@ -42,9 +46,14 @@ bool depthwise_entry_plan(const cuda_impl &e, const convt3d_shape *s, const devi
                           size_t why_size);
 /* The few-input kernel: any C_in/G up to kFewInMaxCig when forced; the walk
  * takes it in NCDHW for C_in/G <= kFewInWalkMaxCig with C_in/G x k_volume
- * <= sD sH sW (fewin_entry_passed_over). */
+ * <= sD sH sW (fewin_entry_passed_over), and in either layout for C_in/G <=
+ * kFewInEngineMaxCig where the implicit-GEMM engine would take the problem
+ * (fewin_preferred_over_engine; the few-output kernel defers to it). */
 constexpr int kFewInMaxCig = 16;
 constexpr int kFewInWalkMaxCig = 8;
+constexpr int kFewInEngineMaxCig = 2;
+bool fewin_preferred_over_engine(const convt3d_shape *s, const device_limits &lim,
+                                 const cuda_overrides &ov);
 bool fewin_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
                             const device_limits &lim, char *why, size_t why_size);
 bool fewin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
