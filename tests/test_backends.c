@@ -587,7 +587,11 @@ static void cpu_ndhwc_choice(void)
  * element it transposes: the reduced kernelbench (8 channels a group) with
  * AVX-512's 16 lanes but not AVX2's 8 (one group fills a vector there), 4
  * channels a group with both; not a 1x1x1 kernel (too little work a moved
- * element), and never in the portable kernel (none is built). */
+ * element), and never in the portable kernel (none is built).  One output
+ * channel from a few input channels a group (32 groups of 2 -> 1, k3 s1:
+ * random_375 of seed 3, 4.4x faster than the channel-lane tile on Zen 4,
+ * bench/NOTES.md round 21) takes it with both, though an input element
+ * carries few products there. */
 static void cpu_ndhwc_transposed_choice(void)
 {
     const target *cpu = &targets[T_CPU], *avx2 = &targets[T_CPU_AVX2];
@@ -595,6 +599,7 @@ static void cpu_ndhwc_transposed_choice(void)
     const char *kb = bench_cases[0].desc;
     const char *four = "mb1 ic16 oc16 g4 in3x4x48 k3x5x7 s2x2x2 p1x2x3 op1x1x1";
     const char *pointwise = "mb1 ic16 oc16 g4 in3x4x48 k1x1x1 s1x1x1 p0x0x0 op0x0x0";
+    const char *one_out = "mb2 ic64 oc32 g32 in5x23x32 k3x3x3 s1x1x1 p0x0x1 op0x0x0";
     const convt3d_layout nd = CONVT3D_LAYOUT_NDHWC;
     char name[160];
     CU_ASSERT_FATAL(plan_kernel_in(cpu, kb, nd, name, sizeof name));
@@ -608,12 +613,16 @@ static void cpu_ndhwc_transposed_choice(void)
     CU_ASSERT(strstr(name, "_transposed_ndhwc__") != NULL);
     CU_ASSERT_FATAL(plan_kernel_in(cpu, pointwise, nd, name, sizeof name));
     CU_ASSERT(strstr(name, "_transposed_ndhwc__") == NULL);
+    CU_ASSERT_FATAL(plan_kernel_in(cpu, one_out, nd, name, sizeof name));
+    CU_ASSERT(strstr(name, "_transposed_ndhwc__") != NULL);
     CU_ASSERT_FATAL(plan_kernel_in(generic, four, nd, name, sizeof name));
     CU_ASSERT(strstr(name, "_transposed_ndhwc__") == NULL);
     if (!skip_target(avx2)) {
         CU_ASSERT_FATAL(plan_kernel_in(avx2, kb, nd, name, sizeof name));
         CU_ASSERT(strstr(name, "_gather_ndhwc__avx2") != NULL);
         CU_ASSERT_FATAL(plan_kernel_in(avx2, four, nd, name, sizeof name));
+        CU_ASSERT(strstr(name, "_transposed_ndhwc__avx2") != NULL);
+        CU_ASSERT_FATAL(plan_kernel_in(avx2, one_out, nd, name, sizeof name));
         CU_ASSERT(strstr(name, "_transposed_ndhwc__avx2") != NULL);
     }
 }

@@ -276,7 +276,9 @@ int cpu_ndhwc_tr_rows(const convt3d_shape *s, int64_t chunk, cpu_tr_rows *r)
  * cpu_ocl_worthwhile compares them), and (3) each moved element -- an
  * input element per copy (about ceil(kD / sD) copies, one per output plane
  * that reads it) and an output element -- carries at least 2 vectors of
- * FMAs (2 * lanes multiply-adds), so the transposes stay a small part. */
+ * FMAs (2 * lanes multiply-adds), so the transposes stay a small part; with
+ * one output channel a group (and several input channels) the output
+ * element's count alone, the other tiles wasting all lanes but one. */
 int cpu_ndhwc_tr_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, char *why,
                             size_t why_size)
 {
@@ -297,7 +299,12 @@ int cpu_ndhwc_tr_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, 
     const double in_macs = (double)s->cog * (double)s->k_volume / copies;
     const double strides = (double)s->s[0] * (double)s->s[1] * (double)s->s[2];
     const double out_macs = (double)s->cig * (double)s->k_volume / strides;
-    if (in_macs < 2.0 * (double)VL || out_macs < 2.0 * (double)VL) {
+    /* One output channel from several input channels a group: the channel
+     * tiles run one lane in VL, so transposing pays even where an input
+     * element carries few products (Zen 4, bench/NOTES.md round 21: the 4
+     * such random problems it moved 1.5-5.6x faster). */
+    const int one_output = s->cog == 1 && s->cig >= 2;
+    if ((!one_output && in_macs < 2.0 * (double)VL) || out_macs < 2.0 * (double)VL) {
         snprintf(why, why_size,
                  "a transposed element carries %.0f (input) and %.0f (output) multiply-adds "
                  "(at least %lld pay)",
