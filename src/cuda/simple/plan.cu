@@ -200,7 +200,7 @@ bool fewin_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
 /* Fewer taps than phases: some outputs get no product and the rest one or
  * two, so y's writes are the work, and the four-output kernel writes whole
  * rows without staging a window (H200, bench/NOTES.md round 21: 7 of 7 such
- * random f32 problems 1.39-2.49x faster than the depthwise tile kernel,
+ * random f32 problems 1.18-2.48x faster than the depthwise tile kernel,
  * which the phase kernel also trailed; at k_volume = the stride product the
  * tile kernel still won 2 of 3).  Half data keep their kernels: not
  * measured. */
