@@ -258,7 +258,8 @@ bool fewin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                  "the walk takes it in NCDHW for C_in/G <= %d with C_in/G x k_volume <= the "
                  "stride product (here %lld x %lld vs %lld), or for C_in/G <= %d where the "
                  "implicit-GEMM engine would take the problem",
-                 kFewInWalkMaxCig, (long long)s->cig, (long long)s->k_volume, svol, kFewInEngineMaxCig);
+                 kFewInWalkMaxCig, (long long)s->cig, (long long)s->k_volume, svol,
+                 kFewInEngineMaxCig);
         return true;
     }
     return false;
