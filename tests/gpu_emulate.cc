@@ -1191,14 +1191,15 @@ void ct3d::ct3d_emulate_mma_flush(int tid)
     ct3d_emulate_sync(); /* everybody has read the fragments */
 }
 
-/* The few-output kernel's walk rule (fewout_preferred, cuda/fewout/plan.cu)
- * asks the registry whether the implicit-GEMM entry would take a problem;
- * the emulator links the planners, not the registry or the launchers.  It
- * checks kernel bodies, not the walk, so the entry stands in as never
- * applicable (the rule's second clause still runs). */
+/* The walk rules of the few-output and few-input kernels (fewout_preferred,
+ * cuda/fewout/plan.cu; fewin_preferred_over_engine, cuda/simple/plan.cu)
+ * ask the registry whether other entries would take a problem; the
+ * emulator links the planners, not the registry or the launchers.  It
+ * checks kernel bodies, not the walk, so those entries stand in as never
+ * applicable (the rules' other clauses still run). */
 namespace ct3d {
-extern const cuda_impl cuda_f32_igemm_8x8;
-const cuda_impl cuda_f32_igemm_8x8 = {};
+extern const cuda_impl cuda_f32_igemm_8x8, cuda_f32_fewin_phase_4;
+const cuda_impl cuda_f32_igemm_8x8 = {}, cuda_f32_fewin_phase_4 = {};
 bool cuda_entry_applicable(const cuda_impl &, const convt3d_shape *, const device_limits &,
                            char *why, size_t why_size)
 {
