@@ -7,7 +7,7 @@
 // src/cuda/*/plan.cu, compiled for the host under ASan and UBSan); not part
 // of make check (it needs a C++ compiler and CUDA's headers).
 //
-//   gpu_emulate phase|igemm|dwtile|dwlast|fewout|tcwin|fewin COUNT SEED [KERNEL|MATH|TYPE]
+//   gpu_emulate phase|igemm|dwtile|dwlast|fewout|tcwin|fewin|shuffle COUNT SEED [KERNEL|MATH|TYPE]
 //
 // COUNT random problems (even ones with small-integer data, compared
 // exactly; odd ones uniform, relative L2 error <= 1e-5), plans from the
@@ -31,7 +31,10 @@
 // kernel of few input channels (simple/kernel.cuh, depthwise32_thread with
 // FEWIN; also cig = cog = 1 through the depthwise build), C_in/G 1-16,
 // C_out/G 1-40, both layouts, groups, dilation; problems with more than 4
-// taps a W phase skipped (the kernel does not take them).
+// taps a W phase skipped (the kernel does not take them); shuffle: the
+// tensor-core kernel of taps that do not overlap (kernel = stride, no
+// padding), MATH tf32 (or ""), 3xtf32, f16 or bf16, NCDHW, C_in/G 1-70,
+// C_out/G 1-40, both copy paths of x.
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -50,6 +53,8 @@
 #include "cuda/fewout/plan.h"
 #include "cuda/tcwin/kernel.cuh"
 #include "cuda/tcwin/plan.h"
+#include "cuda/shuffle/kernel.cuh"
+#include "cuda/shuffle/plan.h"
 #include "cuda/igemm/kernel.cuh"
 #include "cuda/igemm/plan.h"
 #include "cuda/phase/kernel.cuh"
@@ -1073,6 +1078,101 @@ int run_tcwin(int i, const char *mode)
     return run_tcwin_as<TCW_TF32, float>(i, CONVT3D_F32);
 }
 
+/* ---- the tensor-core shuffle kernel -------------------------------------- */
+
+template <int MATH, class T, bool VEC>
+void shuffle_body(const emu_thread &t)
+{
+    const shf_params &p = *static_cast<const shf_params *>(t.params);
+    for (long long b = 0; b < p.nblocks; b++) {
+        shf_block<MATH, T, VEC>(p, t.smem[t.rank], t.tid, b);
+        ct3d_emulate_sync(); /* as the __global__ loop between tiles */
+    }
+}
+
+int g_shuffle_vec;    /* problems on the 16-byte copies of x */
+int g_shuffle_steps;  /* problems with several K steps */
+int g_shuffle_ragged; /* problems with C_in/G not a multiple of the K step */
+int g_shuffle_blocks; /* problems with several output-channel blocks */
+
+/* Random problems whose taps do not overlap (kernel = stride 1-3 a dim, at
+ * most kShfMaxTaps taps, no padding), NCDHW, 1-3 groups, C_in/G 1-70 (several
+ * K steps, ragged ones), C_out/G 1-40 (several channel blocks), 1-9 inputs a
+ * dim (the last M tile partial; image positions a multiple of the 16-byte
+ * copy or not, each copy path runs where it applies), bias half the time;
+ * every other one small-integer data. */
+template <int MATH, class T>
+int run_shuffle_as(int i, convt3d_dtype type)
+{
+    convt3d_problem prob;
+    for (;;) {
+        convt3d_problem_init(&prob);
+        prob.groups = rand_in(1, 3);
+        prob.in_channels = prob.groups * rand_in(1, 70);
+        prob.out_channels = prob.groups * rand_in(1, 40);
+        prob.batch = rand_in(1, 2);
+        long long taps = 1;
+        for (int d = 0; d < 3; d++) {
+            prob.in_size[d] = rand_in(1, 9);
+            prob.kernel[d] = prob.stride[d] = rand_in(1, 3);
+            taps *= prob.kernel[d];
+        }
+        if (i % 4 == 0) /* positions a multiple of 8: the 16-byte copies */
+            prob.in_size[2] = 8;
+        prob.has_bias = rand_in(0, 1);
+        if (taps <= kShfMaxTaps && convt3d_validate(&prob) == CONVT3D_SUCCESS)
+            break;
+    }
+    const problem_data d = make_data(prob, i % 2 == 0, type);
+    shf_params p;
+    size_t smem;
+    char why[200];
+    convt3d_shape typed_shape = d.s;
+    typed_shape.x_type = typed_shape.w_type = typed_shape.bias_type = typed_shape.y_type = type;
+    if (!plan_shuffle(&typed_shape, kH200.smem_optin, &p, &smem, why, sizeof why)) {
+        fprintf(stderr, "shuffle: %s\n", why);
+        return 1;
+    }
+    std::vector<float> w = pack_weights(d, p.ocb, p.nocb);
+    if (MATH == SHF_TF32) /* the entry's tf32_weights: rounded once at planning */
+        for (float &v : w)
+            v = tf32_value(to_tf32(v));
+    std::vector<T> w16 = typed<T>(w); /* the half entries' half_weights: narrowed, exact */
+    std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
+    std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
+    p.x = reinterpret_cast<const float *>(x.data());
+    p.w = MATH == SHF_HALF ? reinterpret_cast<const float *>(w16.data()) : w.data();
+    p.bias = d.p.has_bias ? reinterpret_cast<const float *>(b.data()) : nullptr;
+    p.y = reinterpret_cast<float *>(y.data());
+    const bool vec = ((uintptr_t)x.data() & 15u) == 0 && p.npos % (long long)(16 / sizeof(T)) == 0;
+    if (vec)
+        emulate_cluster(1, kShfThreads, smem / sizeof(float), shuffle_body<MATH, T, true>, &p);
+    else
+        emulate_cluster(1, kShfThreads, smem / sizeof(float), shuffle_body<MATH, T, false>, &p);
+    const std::vector<float> yf = widened(y);
+    g_shuffle_vec += vec;
+    g_shuffle_steps += p.nk > 1;
+    g_shuffle_ragged += d.s.cig % kShfBK != 0;
+    g_shuffle_blocks += p.nocb > 1;
+    static const char *const names[] = {"tf32", "3xtf32", "half"};
+    static const int igemm_math[] = {IGEMM_TF32, IGEMM_3XTF32, IGEMM_HALF}; /* its tolerance */
+    char what[96];
+    snprintf(what, sizeof what, "shuffle %s %s, %d taps x %d channels a block%s", names[MATH],
+             convt3d_dtype_name(type), p.taps, p.ocb, vec ? ", 16-byte copies" : "");
+    return check(d, yf, what, igemm_tolerance(igemm_math[MATH], type)) ? 0 : 1;
+}
+
+int run_shuffle(int i, const char *mode)
+{
+    if (strcmp(mode, "3xtf32") == 0)
+        return run_shuffle_as<SHF_3XTF32, float>(i, CONVT3D_F32);
+    if (strcmp(mode, "f16") == 0)
+        return run_shuffle_as<SHF_HALF, f16_t>(i, CONVT3D_F16);
+    if (strcmp(mode, "bf16") == 0)
+        return run_shuffle_as<SHF_HALF, bf16_t>(i, CONVT3D_BF16);
+    return run_shuffle_as<SHF_TF32, float>(i, CONVT3D_F32);
+}
+
 } // namespace
 
 void ct3d_emulate_sync(void) { pthread_barrier_wait(t_block_bar); }
@@ -1213,16 +1313,17 @@ int main(int argc, char **argv)
     if (argc < 4 || (strcmp(argv[1], "phase") != 0 && strcmp(argv[1], "igemm") != 0 &&
                      strcmp(argv[1], "dwtile") != 0 && strcmp(argv[1], "fewout") != 0 &&
                      strcmp(argv[1], "dwlast") != 0 && strcmp(argv[1], "tcwin") != 0 &&
-                     strcmp(argv[1], "fewin") != 0)) {
+                     strcmp(argv[1], "fewin") != 0 && strcmp(argv[1], "shuffle") != 0)) {
         fprintf(stderr,
-                "usage: %s phase|igemm|dwtile|dwlast|fewout|tcwin|fewin COUNT SEED "
+                "usage: %s phase|igemm|dwtile|dwlast|fewout|tcwin|fewin|shuffle COUNT SEED "
                 "[KERNEL|MATH|TYPE]\n",
                 argv[0]);
         return 2;
     }
     const bool igemm = strcmp(argv[1], "igemm") == 0, dwtile = strcmp(argv[1], "dwtile") == 0,
                fewout = strcmp(argv[1], "fewout") == 0, dwlast = strcmp(argv[1], "dwlast") == 0,
-               tcwin = strcmp(argv[1], "tcwin") == 0, fewin = strcmp(argv[1], "fewin") == 0;
+               tcwin = strcmp(argv[1], "tcwin") == 0, fewin = strcmp(argv[1], "fewin") == 0,
+               shuffle = strcmp(argv[1], "shuffle") == 0;
     const int count = atoi(argv[2]);
     rng_state = strtoull(argv[3], nullptr, 10) * 2654435761ULL + 1;
     const char *force = argc > 4 ? argv[4] : "";
@@ -1233,6 +1334,7 @@ int main(int argc, char **argv)
                       : dwlast ? run_dwlast(i, force)
                       : fewout ? run_fewout(i, force)
                       : tcwin  ? run_tcwin(i, force)
+                      : shuffle ? run_shuffle(i, force)
                       : fewin  ? run_fewin(i)
                                : run_phase(i, force);
         failed += r > 0;
@@ -1258,6 +1360,10 @@ int main(int argc, char **argv)
                "C_in/G not a multiple of the chunk, %d dilated)",
                g_tcwin_boxes[0], g_tcwin_boxes[1], g_tcwin_boxes[2], g_tcwin_boxes[3],
                g_tcwin_boxes[4], g_tcwin_chunks, g_tcwin_ragged, g_tcwin_dilated);
+    if (shuffle)
+        printf(" (%d on 16-byte copies of x, %d with several K steps, %d with C_in/G not a "
+               "multiple of %d, %d with several output-channel blocks)",
+               g_shuffle_vec, g_shuffle_steps, g_shuffle_ragged, kShfBK, g_shuffle_blocks);
     if (fewin)
         printf(" (W taps unrolled 1/2/4: %d/%d/%d; %d depthwise)", g_fewin_mt[1], g_fewin_mt[2],
                g_fewin_mt[4], g_fewin_depthwise);

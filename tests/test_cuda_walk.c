@@ -512,7 +512,8 @@ static void test_tf32_walk(void)
 
 /* The walk on f16 and bf16 data (igemm/plan.cu, igemm_half_loses;
  * tcwin/plan.cu): the half MMA keeps the suite's stride-2 shapes with 32+
- * channels a group (unet_up_k2s2, k4s2p1, k3s2p1op1_wide), the phase kernel
+ * channels a group (k4s2p1, k3s2p1op1_wide; unet_up_k2s2 in NDHWC, which
+ * in NCDHW goes to the shuffle kernel), the phase kernel
  * on half data takes kernelbench (8 channels a group) in both layouts, the
  * tensor-core window kernel k3s1p1 (stride 1, 32 -> 32, 27 taps) in NCDHW,
  * the depthwise kernels the depthwise shape (dwtile in NCDHW).  Then a
@@ -524,6 +525,8 @@ static void test_tf32_walk(void)
  * not take the problem. */
 static const char *half_expected(const char *shape, convt3d_layout layout)
 {
+    if (strcmp(shape, "unet_up_k2s2") == 0)
+        return layout == CONVT3D_LAYOUT_NCDHW ? "_shuffle_mma" : "_igemm_mma";
     if (strcmp(shape, "kernelbench") == 0)
         return "_phase_grouped_2x4x8";
     if (strcmp(shape, "k3s1p1") == 0)
@@ -655,12 +658,85 @@ static void test_half_walk(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* The tensor-core shuffle kernel's rule (shuffle/plan.cu), restated: in
+ * every mode that permits tensor cores, NCDHW problems whose taps do not
+ * overlap (kernel = stride in every dim, no padding, no output padding,
+ * 2-16 taps) with C_in/G >= 16 and C_out/G x taps >= 64 take it -- but
+ * for half data the few-output kernel, which comes first, may keep
+ * C_out/G <= 8 -- and nothing else does; exact fp32 never does.  A grid of
+ * strides (1,1,1), (1,2,2), (2,2,2), (2,2,1), (3,3,1), channels either side
+ * of the thresholds, groups, padding 0 or 1, both layouts. */
+static int shuffle_rule(const convt3d_shape *s)
+{
+    for (int d = 0; d < 3; d++)
+        if (s->k[d] != s->s[d] || s->p[d] != 0 || s->op[d] != 0)
+            return 0;
+    return s->layout == CONVT3D_LAYOUT_NCDHW && s->k_volume >= 2 && s->k_volume <= 16 &&
+           s->cig >= 16 && s->cog * s->k_volume >= 64;
+}
+
+static void test_shuffle_walk(void)
+{
+    if (no_cuda())
+        return;
+    static const convt3d_dtype types[] = {CONVT3D_F32, CONVT3D_F32, CONVT3D_F32, CONVT3D_F16,
+                                          CONVT3D_BF16};
+    static const convt3d_math_mode maths[] = {CONVT3D_MATH_F32, CONVT3D_MATH_TF32,
+                                              CONVT3D_MATH_3XTF32, CONVT3D_MATH_F32,
+                                              CONVT3D_MATH_F32};
+    static const int strides[][3] = {{1, 1, 1}, {1, 2, 2}, {2, 2, 2}, {2, 2, 1}, {3, 3, 1}};
+    static const int cigs[] = {8, 16, 64}, cogs[] = {4, 8, 16, 64};
+    int ran = 0, taken = 0, bad = 0;
+    for (int m = 0; m < 5; m++)
+        for (int st = 0; st < 5; st++)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 4; b++)
+                    for (int v = 0; v < 8; v++) {
+                        const int g = v & 1 ? 2 : 1, pad = v & 2 ? 1 : 0;
+                        convt3d_problem p = make_problem(
+                            2, g * cigs[a], g * cogs[b], g, 8, 12, 16, 1, 1, 0, 0, 1,
+                            v & 4 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW);
+                        for (int d = 0; d < 3; d++) {
+                            p.kernel[d] = p.stride[d] = strides[st][d];
+                            p.padding[d] = pad && strides[st][d] > 1 ? 1 : 0;
+                        }
+                        p.x_type = p.w_type = p.bias_type = p.y_type = types[m];
+                        convt3d_shape s;
+                        if (convt3d_validate(&p) != CONVT3D_SUCCESS ||
+                            convt3d_shape_from_problem(&p, &s) != CONVT3D_SUCCESS)
+                            continue;
+                        s.math = maths[m];
+                        const char *name =
+                            convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+                        const int got = name && strstr(name, "_shuffle_mma") != NULL;
+                        int want = m > 0 && shuffle_rule(&s);
+                        if (want && types[m] != CONVT3D_F32 && s.cog <= 8 && name &&
+                            strstr(name, "_fewout_ksplit"))
+                            want = 0; /* the few-output kernel comes first on half data */
+                        ran++;
+                        taken += got;
+                        if (!name || got != want) {
+                            char desc[512];
+                            convt3d_problem_to_string(&p, desc, sizeof desc);
+                            printf("\n  FAILED %s math %d: %s chosen for %s",
+                                   convt3d_dtype_name(types[m]), (int)maths[m],
+                                   name ? name : "nothing", desc);
+                            bad++;
+                        }
+                    }
+    printf("\n  %d problems, %d on the shuffle kernel, %d failed ", ran, taken, bad);
+    CU_ASSERT(ran > 2000 && taken > 100);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 void register_cuda_walk_tests(void)
 {
     static const test_entry tests[] = {
         {"classes.txt: no generic kernel where C_in/G or C_out/G >= 4 and sizes >= 8",
          test_classes},
         {"tf32 and 3xtf32: the tensor-core window kernel where its rule says", test_tf32_walk},
+        {"kernel = stride, no padding: the tensor-core shuffle kernel where its rule says",
+         test_shuffle_walk},
         {"a grid of dilated, strided, grouped problems: the same", test_grid},
         {"C_out/G <= 4 (out_c1_3 and a grid): the few-output kernel for C_in/G >= 16 with "
          "long sums or one group on small volumes, never the FMA igemm",

@@ -741,6 +741,67 @@ static void test_igemm_half_runs(void)
     }
 }
 
+/* The tensor-core shuffle kernel (taps that do not overlap: kernel = stride,
+ * no padding): random such problems -- kernels of 1-3 a dim (up to 16 taps),
+ * 1-80 channels a group on each side (several K steps, ragged ones, several
+ * output-channel blocks), 1-2 groups, 1-12 inputs a dim (image positions a
+ * multiple of the 16-byte copy or not), bias or not -- each through its f16,
+ * bf16, TF32 and 3xTF32 entry, on aligned device tensors and on tensors one
+ * element past their allocation (the element copies of x), with the mode's
+ * tolerance and the exact small-integer pass; the output poisoned first. */
+static void test_shuffle_kernel(void)
+{
+    if (skip_without_gpu())
+        return;
+    static const convt3d_dtype types[] = {CONVT3D_F16, CONVT3D_BF16, CONVT3D_F32, CONVT3D_F32};
+    static const convt3d_math_mode maths[] = {CONVT3D_MATH_F32, CONVT3D_MATH_F32,
+                                              CONVT3D_MATH_TF32, CONVT3D_MATH_3XTF32};
+    static const char *const impls[] = {"cuda/f16_shuffle_mma", "cuda/bf16_shuffle_mma",
+                                        "cuda/tf32_shuffle_mma", "cuda/3xtf32_shuffle_mma"};
+    const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
+    const int count = count_env && *count_env ? (atoi(count_env) + 3) / 4 * 4 : 32;
+    rng r = rng_make(test_seed() * 43 + 17);
+    int ran = 0;
+    for (int i = 0, tries = 0; i < count && tries < 100 * count; tries++) {
+        convt3d_problem p;
+        convt3d_problem_init(&p);
+        p.batch = rng_int(&r, 1, 2);
+        p.groups = rng_int(&r, 1, 2);
+        p.in_channels = p.groups * rng_int(&r, 1, 80);
+        p.out_channels = p.groups * rng_int(&r, 1, 80);
+        int64_t taps = 1;
+        for (int d = 0; d < 3; d++) {
+            p.in_size[d] = rng_int(&r, 1, 12);
+            p.kernel[d] = p.stride[d] = rng_int(&r, 1, 3);
+            taps *= p.kernel[d];
+        }
+        if (i % 3 == 0) /* the suite's up-convolution, k2 s2 */
+            p.kernel[0] = p.kernel[1] = p.kernel[2] = p.stride[0] = p.stride[1] =
+                p.stride[2] = 2, taps = 8;
+        if (i % 2 == 0)
+            p.in_size[2] = 8; /* image positions a multiple of 8 */
+        p.has_bias = rng_int(&r, 0, 1);
+        convt3d_shape sh;
+        if (taps > 16 || convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS ||
+            sh.y_elems > 400000)
+            continue;
+        const int k = i % 4;
+        p.x_type = p.w_type = p.bias_type = p.y_type = types[k];
+        for (int m = 0; m < 2; m++) {
+            const pointer_mode mode = m ? DEVICE_POINTERS_MISALIGNED : DEVICE_POINTERS;
+            const check_result res = check_implementation_math(
+                &p, (convt3d_device){CONVT3D_DEVICE_CUDA, 0}, impls[k], maths[k],
+                rng_next(&r), mode, mode_tolerance(types[k], maths[k], TOL));
+            if (!res.ok)
+                printf("\n  FAILED %s (%s)", impls[k], m ? "misaligned" : "aligned");
+            assert_check(&res, &p, 0);
+            ran += res.ok;
+        }
+        i++;
+    }
+    CU_ASSERT(ran == 2 * count);
+}
+
 /* Plans with different tiles of one kernel coexist: a plan created later
  * (smaller shared-memory tile) must not break an earlier one. */
 static void test_plans_coexist(void)
@@ -1142,6 +1203,8 @@ static const test_entry gpu_tests[] = {
     {"cuda: every implementation on misaligned device tensors", test_misaligned_pointers},
     {"cuda: tensor-core igemm input runs along W (NCDHW), aligned and misaligned",
      test_igemm_half_runs},
+    {"cuda: tensor-core shuffle kernel (kernel = stride), every mode, aligned and misaligned",
+     test_shuffle_kernel},
     {"cuda: plans with different tiles coexist", test_plans_coexist},
     {"cuda: caller's current device kept", test_current_device_kept},
     {"cuda: several GPUs (cuda:N)", test_several_gpus},

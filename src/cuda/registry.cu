@@ -9,6 +9,8 @@
 namespace ct3d {
 
 /* Defined in each family's launch.cu. */
+extern const cuda_impl cuda_tf32_shuffle_mma, cuda_3xtf32_shuffle_mma, cuda_f16_shuffle_mma,
+    cuda_bf16_shuffle_mma;
 extern const cuda_impl cuda_tf32_tcwin_mma, cuda_3xtf32_tcwin_mma, cuda_f16_tcwin_mma,
     cuda_bf16_tcwin_mma, cuda_tf32_igemm_mma, cuda_3xtf32_igemm_mma, cuda_f16_igemm_mma,
     cuda_bf16_igemm_mma, cuda_f16_depthwise_phase_4, cuda_bf16_depthwise_phase_4,
@@ -34,6 +36,11 @@ const cuda_impl *const kTable[] = {
     &cuda_f16_fewout_ksplit,
     &cuda_bf16_fewout_ksplit,
     /* tensor cores: only in the modes and types that ask for them */
+    &cuda_tf32_shuffle_mma, /* shuffle/: taps that do not overlap (kernel = stride, no
+                               padding): one GEMM over every tap, outputs shuffled */
+    &cuda_3xtf32_shuffle_mma,
+    &cuda_f16_shuffle_mma,
+    &cuda_bf16_shuffle_mma,
     &cuda_tf32_tcwin_mma,   /* tcwin/: a window staged once for every tap of a phase */
     &cuda_3xtf32_tcwin_mma,
     &cuda_f16_tcwin_mma,    /* tcwin/: f16 data, m16n8k16 on channel pairs */

@@ -7,6 +7,12 @@
  * forced entry if it applies, never another.
  *
  * The order (bench/NOTES.md has the H200 measurements behind it):
+ *   0'. the few-output kernel's f16/bf16 entries (1b. below, by its f32
+ *      rule), then the tensor-core shuffle kernel (shuffle/, mma.sync), in
+ *      the modes that ask for tensor cores, for problems whose taps do not
+ *      overlap (kernel = stride, no padding, NCDHW): one GEMM over every
+ *      tap, the outputs shuffled into place through shared memory
+ *      (shuffle/plan.cu, shuffle_entry_passed_over, says where);
  *   0a. the tensor-core window kernel (tcwin/, mma.sync), only in the
  *      numeric modes that ask for tensor cores: TF32 and 3xTF32 math on f32
  *      data (m16n8k8) and f16/bf16 data (m16n8k16 on 16-bit channel pairs),
