@@ -157,7 +157,7 @@ static void test_descriptors_paste_back(void)
 static const char *const required_classes[] = {
     "dilated_s1", "out_c1_3",        "ndhwc_wide", "ndhwc_depthwise", "s1_wide_w",
     "tiny_volume", "rgb_large_batch", "w_stride3", "grouped_c16",     "suite",
-    "onednn"};
+    "onednn",     "kernel_eq_stride"};
 enum { N_REQUIRED = sizeof required_classes / sizeof required_classes[0] };
 
 int read_classes(case_list *cl)
