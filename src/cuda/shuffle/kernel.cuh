@@ -29,16 +29,6 @@ struct shf_tile {
 CT3D_DEV shf_tile shf_tile_of(const shf_params &p, long long b)
 {
     shf_tile t;
-    if (p.nblocks <= 0x7fffffffLL) { /* 32-bit divisions: a 64-bit one is a long call */
-        unsigned u = (unsigned)b;
-        t.ob = (int)(u % (unsigned)p.nocb);
-        u /= (unsigned)p.nocb;
-        t.m0 = (long long)(u % (unsigned)p.ntm) * kShfBM;
-        u /= (unsigned)p.ntm;
-        t.g = (int)(u % (unsigned)p.groups);
-        t.n = u / (unsigned)p.groups;
-        return t;
-    }
     t.ob = (int)(b % p.nocb);
     b /= p.nocb;
     t.m0 = (b % p.ntm) * kShfBM;
@@ -226,18 +216,9 @@ CT3D_DEV void shf_tile_tables(const shf_params &p, const shf_tile &t, long long 
         const long long m = t.m0 + i;
         long long o = -1;
         if (m < p.npos) {
-            long long r, w, d, h;
-            if (m <= 0x7fffffffLL) { /* 32-bit divisions: a 64-bit one is a long call */
-                const unsigned ru = (unsigned)m / (unsigned)p.in[2];
-                w = (long long)((unsigned)m - ru * (unsigned)p.in[2]);
-                d = ru / (unsigned)p.in[1];
-                h = (long long)(ru - (unsigned)d * (unsigned)p.in[1]);
-            } else {
-                r = m / p.in[2];
-                w = m - r * p.in[2];
-                d = r / p.in[1];
-                h = r - d * p.in[1];
-            }
+            /* 64-bit: D x H alone may pass 2^31 (once a block, 128 threads) */
+            const long long r = m / p.in[2], w = m - r * p.in[2];
+            const long long d = r / p.in[1], h = r - d * p.in[1];
             o = d * p.k[0] * p.ys[2] + h * p.k[1] * p.ys[3] + w * p.k[2];
         }
         obase[i] = o;
