@@ -996,6 +996,39 @@ int run_fewin(int i)
     return check(d, y, what) ? 0 : 1;
 }
 
+/* ---- the tensor-core families' modes --------------------------------------- */
+
+/* The tensor-core window and shuffle families number their inner products
+ * alike (tcw_math, shf_math): 0 TF32, 1 3xTF32, 2 half data.  Their name,
+ * and the tolerance of the implicit-GEMM engine's same mode. */
+static_assert(TCW_TF32 == 0 && TCW_3XTF32 == 1 && TCW_HALF == 2 && SHF_TF32 == 0 &&
+                  SHF_3XTF32 == 1 && SHF_HALF == 2,
+              "the tensor-core families number their inner products alike");
+const char *tc_math_name(int math)
+{
+    static const char *const names[] = {"tf32", "3xtf32", "half"};
+    return names[math];
+}
+double tc_tolerance(int math, convt3d_dtype type)
+{
+    static const int igemm_math[] = {IGEMM_TF32, IGEMM_3XTF32, IGEMM_HALF};
+    return igemm_tolerance(igemm_math[math], type);
+}
+
+/* run(math, element, type) for the MODE word: 3xtf32, f16, bf16, else tf32
+ * (math as a std::integral_constant, element a value of the data type). */
+template <class Run>
+int by_tc_mode(const char *mode, Run run)
+{
+    if (strcmp(mode, "3xtf32") == 0)
+        return run(std::integral_constant<int, 1>{}, float{}, CONVT3D_F32);
+    if (strcmp(mode, "f16") == 0)
+        return run(std::integral_constant<int, 2>{}, f16_t{}, CONVT3D_F16);
+    if (strcmp(mode, "bf16") == 0)
+        return run(std::integral_constant<int, 2>{}, bf16_t{}, CONVT3D_BF16);
+    return run(std::integral_constant<int, 0>{}, float{}, CONVT3D_F32);
+}
+
 /* ---- the tensor-core window kernel --------------------------------------- */
 
 template <int MATH, class T>
@@ -1059,23 +1092,17 @@ int run_tcwin_as(int i, convt3d_dtype type)
     g_tcwin_chunks += p.nchunks > 1;
     g_tcwin_ragged += d.s.cig % p.ck != 0;
     g_tcwin_dilated += p.dm[0] > 1 || p.dm[1] > 1 || p.dm[2] > 1;
-    static const char *const names[] = {"tf32", "3xtf32", "half"};
-    static const int igemm_math[] = {IGEMM_TF32, IGEMM_3XTF32, IGEMM_HALF}; /* its tolerance */
     char what[96];
-    snprintf(what, sizeof what, "tcwin %s %s box %dx%dx%d", names[MATH], convt3d_dtype_name(type),
-             p.td, p.th, kTcwW);
-    return check(d, yf, what, igemm_tolerance(igemm_math[MATH], type)) ? 0 : 1;
+    snprintf(what, sizeof what, "tcwin %s %s box %dx%dx%d", tc_math_name(MATH),
+             convt3d_dtype_name(type), p.td, p.th, kTcwW);
+    return check(d, yf, what, tc_tolerance(MATH, type)) ? 0 : 1;
 }
 
 int run_tcwin(int i, const char *mode)
 {
-    if (strcmp(mode, "3xtf32") == 0)
-        return run_tcwin_as<TCW_3XTF32, float>(i, CONVT3D_F32);
-    if (strcmp(mode, "f16") == 0)
-        return run_tcwin_as<TCW_HALF, f16_t>(i, CONVT3D_F16);
-    if (strcmp(mode, "bf16") == 0)
-        return run_tcwin_as<TCW_HALF, bf16_t>(i, CONVT3D_BF16);
-    return run_tcwin_as<TCW_TF32, float>(i, CONVT3D_F32);
+    return by_tc_mode(mode, [i](auto math, auto elem, convt3d_dtype type) {
+        return run_tcwin_as<decltype(math)::value, decltype(elem)>(i, type);
+    });
 }
 
 /* ---- the tensor-core shuffle kernel -------------------------------------- */
@@ -1154,23 +1181,18 @@ int run_shuffle_as(int i, convt3d_dtype type)
     g_shuffle_steps += p.nk > 1;
     g_shuffle_ragged += d.s.cig % kShfBK != 0;
     g_shuffle_blocks += p.nocb > 1;
-    static const char *const names[] = {"tf32", "3xtf32", "half"};
-    static const int igemm_math[] = {IGEMM_TF32, IGEMM_3XTF32, IGEMM_HALF}; /* its tolerance */
     char what[96];
-    snprintf(what, sizeof what, "shuffle %s %s, %d taps x %d channels a block%s", names[MATH],
-             convt3d_dtype_name(type), p.taps, p.ocb, vec ? ", 16-byte copies" : "");
-    return check(d, yf, what, igemm_tolerance(igemm_math[MATH], type)) ? 0 : 1;
+    snprintf(what, sizeof what, "shuffle %s %s, %d taps x %d channels a block%s",
+             tc_math_name(MATH), convt3d_dtype_name(type), p.taps, p.ocb,
+             vec ? ", 16-byte copies" : "");
+    return check(d, yf, what, tc_tolerance(MATH, type)) ? 0 : 1;
 }
 
 int run_shuffle(int i, const char *mode)
 {
-    if (strcmp(mode, "3xtf32") == 0)
-        return run_shuffle_as<SHF_3XTF32, float>(i, CONVT3D_F32);
-    if (strcmp(mode, "f16") == 0)
-        return run_shuffle_as<SHF_HALF, f16_t>(i, CONVT3D_F16);
-    if (strcmp(mode, "bf16") == 0)
-        return run_shuffle_as<SHF_HALF, bf16_t>(i, CONVT3D_BF16);
-    return run_shuffle_as<SHF_TF32, float>(i, CONVT3D_F32);
+    return by_tc_mode(mode, [i](auto math, auto elem, convt3d_dtype type) {
+        return run_shuffle_as<decltype(math)::value, decltype(elem)>(i, type);
+    });
 }
 
 } // namespace
