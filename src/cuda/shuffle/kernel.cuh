@@ -8,7 +8,7 @@
  * weights (B, the packed (tap, oc) columns contiguous, as the packing holds
  * them); after the K loop the same bytes hold the output tile as
  * [kShfBN][kShfCPitch] floats; behind them the output offsets of the tile's
- * positions.  Both operands are copied as they lie in global memory (16-byte
+ * positions and the bias of its output channels.  Both operands are copied as they lie in global memory (16-byte
  * cp.async where x allows it), so a K step costs a handful of copies a
  * thread and no index arithmetic. */
 #ifndef CONVT3D_CUDA_SHUFFLE_KERNEL_CUH
