@@ -240,6 +240,38 @@ CT3D_DEV void mma_tf32(float (&c)[4], const unsigned (&a)[4], const unsigned (&b
 CT3D_DEV void mma_flush(int tid) { (void)tid; }
 #endif
 
+/* v as the TF32 MMA takes it: SPLIT (3xTF32), a big TF32 part and the TF32
+ * rounding of what it leaves; else rounded to TF32 (ROUND) or as it is
+ * (weights rounded at planning), small = 0. */
+template <bool SPLIT, bool ROUND>
+CT3D_DEV void tf32_operand_parts(float v, unsigned &big, unsigned &small)
+{
+    if constexpr (SPLIT) {
+        big = to_tf32(v);
+        small = to_tf32(v - tf32_value(big));
+    } else if constexpr (ROUND) {
+        big = to_tf32(v);
+        small = 0u;
+    } else {
+        big = f32_bits(v);
+        small = 0u;
+    }
+}
+
+/* c += A B from tf32_operand_parts: with SPLIT the three products of
+ * 3xTF32, the small ones first so that they are not lost against the big
+ * product; else the one. */
+template <bool SPLIT>
+CT3D_DEV void mma_tf32_parts(float (&c)[4], const unsigned (&abig)[4], const unsigned (&asmall)[4],
+                             const unsigned (&bbig)[2], const unsigned (&bsmall)[2], int tid)
+{
+    if constexpr (SPLIT) {
+        mma_tf32(c, asmall, bbig, tid);
+        mma_tf32(c, abig, bsmall, tid);
+    }
+    mma_tf32(c, abig, bbig, tid);
+}
+
 /* ---- tensor cores: f16 / bf16 mma.sync m16n8k16 ------------------------- */
 
 /* Four 8 x 8 matrices of 16-bit elements out of shared memory, each

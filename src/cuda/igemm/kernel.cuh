@@ -521,13 +521,7 @@ CT3D_DEV void igemm_mma_step(float (&acc)[8][8], const float *buf, int am, int b
 template <int MATH, bool ROUNDED = false>
 CT3D_DEV void tc_operand(float v, unsigned &big, unsigned &small)
 {
-    if constexpr (ROUNDED) {
-        big = f32_bits(v);
-        small = 0;
-    } else {
-        big = to_tf32(v);
-        small = MATH == IGEMM_3XTF32 ? to_tf32(v - tf32_value(big)) : 0u;
-    }
+    tf32_operand_parts<!ROUNDED && MATH == IGEMM_3XTF32, !ROUNDED>(v, big, small);
 }
 
 template <int WM, int WN, int MATH, bool KC>
@@ -560,13 +554,8 @@ CT3D_DEV void igemm_tc_step(float (&acc)[4][4][4], const float *buf, int tid)
             tc_operand<MATH>(am[4 * KSTEP], ab[2], asm_[2]);
             tc_operand<MATH>(am[4 * KSTEP + 8 * MSTEP], ab[3], asm_[3]);
             CT3D_UNROLL
-            for (int nt = 0; nt < 4; nt++) {
-                if constexpr (MATH == IGEMM_3XTF32) {
-                    mma_tf32(acc[mt][nt], asm_, bb[nt], tid);
-                    mma_tf32(acc[mt][nt], ab, bsm[nt], tid);
-                }
-                mma_tf32(acc[mt][nt], ab, bb[nt], tid);
-            }
+            for (int nt = 0; nt < 4; nt++)
+                mma_tf32_parts<MATH == IGEMM_3XTF32>(acc[mt][nt], ab, asm_, bb[nt], bsm[nt], tid);
         }
     }
     mma_flush(tid);

@@ -8,9 +8,9 @@
  * weights (B, the packed (tap, oc) columns contiguous, as the packing holds
  * them); after the K loop the same bytes hold the output tile as
  * [kShfBN][kShfCPitch] floats; behind them the output offsets of the tile's
- * positions and the bias of its output channels.  Both operands are copied as they lie in global memory (16-byte
- * cp.async where x allows it), so a K step costs a handful of copies a
- * thread and no index arithmetic. */
+ * positions and the bias of its output channels.  Both operands are copied
+ * as they lie in global memory (16-byte cp.async where x allows it), so a K
+ * step costs a handful of copies a thread and no index arithmetic. */
 #ifndef CONVT3D_CUDA_SHUFFLE_KERNEL_CUH
 #define CONVT3D_CUDA_SHUFFLE_KERNEL_CUH
 
@@ -105,29 +105,13 @@ CT3D_DEV void shf_stage(const shf_params &p, const shf_tile &t, float *stage, in
     shf_stage_b<T>(p, t, as + kShfBK * kShfPitch, ks, tid);
 }
 
-/* A TF32 operand as the MMA takes it: rounded (TF32), split into a big and
- * a small part (3XTF32), or as it is (weights rounded at planning). */
-template <int MATH, bool ROUNDED>
-CT3D_DEV void shf_operand(float v, unsigned &big, unsigned &small)
-{
-    if constexpr (MATH == SHF_3XTF32) {
-        big = to_tf32(v);
-        small = to_tf32(v - tf32_value(big));
-    } else if constexpr (MATH == SHF_TF32 && !ROUNDED) {
-        big = to_tf32(v);
-        small = 0u;
-    } else {
-        big = f32_bits(v);
-        small = 0u;
-    }
-}
-
 /* One K step of f32 data: kShfBK / 8 k8 MMA rounds of the warp's 64 x 32
  * tile (wm, wn: the warp's place in the 2 x 4 grid). */
 template <int MATH>
 CT3D_DEV void shf_compute(const float *stage, float (&acc)[4][4][4], int wm, int wn, bool active,
                           int lane, int tid)
 {
+    constexpr bool kSplit = MATH == SHF_3XTF32, kRound = MATH == SHF_TF32;
     const int g = lane >> 2, t = lane & 3;
     const float *as = stage + wm * 64 + g;
     const float *bs = stage + kShfBK * kShfPitch + wn * 32 + g;
@@ -141,26 +125,22 @@ CT3D_DEV void shf_compute(const float *stage, float (&acc)[4][4][4], int wm, int
         const float *b0 = bs + (kk + t) * kShfPitch;
         CT3D_UNROLL
         for (int nt = 0; nt < 4; nt++) {
-            shf_operand<MATH, true>(b0[nt * 8], bbig[nt][0], bsmall[nt][0]);
-            shf_operand<MATH, true>(b0[4 * kShfPitch + nt * 8], bbig[nt][1], bsmall[nt][1]);
+            tf32_operand_parts<kSplit, false>(b0[nt * 8], bbig[nt][0], bsmall[nt][0]);
+            tf32_operand_parts<kSplit, false>(b0[4 * kShfPitch + nt * 8], bbig[nt][1],
+                                              bsmall[nt][1]);
         }
         const float *a0 = as + (kk + t) * kShfPitch;
         CT3D_UNROLL
         for (int mt = 0; mt < 4; mt++) {
             const float *ap = a0 + mt * 16;
             unsigned abig[4], asmall[4];
-            shf_operand<MATH, false>(ap[0], abig[0], asmall[0]);
-            shf_operand<MATH, false>(ap[8], abig[1], asmall[1]);
-            shf_operand<MATH, false>(ap[4 * kShfPitch], abig[2], asmall[2]);
-            shf_operand<MATH, false>(ap[4 * kShfPitch + 8], abig[3], asmall[3]);
+            tf32_operand_parts<kSplit, kRound>(ap[0], abig[0], asmall[0]);
+            tf32_operand_parts<kSplit, kRound>(ap[8], abig[1], asmall[1]);
+            tf32_operand_parts<kSplit, kRound>(ap[4 * kShfPitch], abig[2], asmall[2]);
+            tf32_operand_parts<kSplit, kRound>(ap[4 * kShfPitch + 8], abig[3], asmall[3]);
             CT3D_UNROLL
-            for (int nt = 0; nt < 4; nt++) {
-                if constexpr (MATH == SHF_3XTF32) {
-                    mma_tf32(acc[mt][nt], asmall, bbig[nt], tid);
-                    mma_tf32(acc[mt][nt], abig, bsmall[nt], tid);
-                }
-                mma_tf32(acc[mt][nt], abig, bbig[nt], tid);
-            }
+            for (int nt = 0; nt < 4; nt++)
+                mma_tf32_parts<kSplit>(acc[mt][nt], abig, asmall, bbig[nt], bsmall[nt], tid);
         }
         mma_flush(tid);
     }

@@ -228,23 +228,6 @@ CT3D_DEV void tcw_stage_weights(const tcw_params &p, const tcw_box &x, const int
     }
 }
 
-/* A TF32 operand as the MMA takes it: rounded (TF32), split into a big and
- * a small part (3XTF32), or as it is (weights rounded at planning). */
-template <int MATH, bool ROUNDED>
-CT3D_DEV void tcw_operand(float v, unsigned &big, unsigned &small)
-{
-    if constexpr (MATH == TCW_3XTF32) {
-        big = to_tf32(v);
-        small = to_tf32(v - tf32_value(big));
-    } else if constexpr (MATH == TCW_TF32 && !ROUNDED) {
-        big = to_tf32(v);
-        small = 0u;
-    } else {
-        big = f32_bits(v);
-        small = 0u;
-    }
-}
-
 /* Calls step(shift) for every tap of the box's phase in the weights'
  * [tap] order (D, H, W).  shift: the window offset of the tap, the same
  * for every position: its distance from the phase's last tap (the window
@@ -271,31 +254,28 @@ CT3D_DEV void tcw_compute(const tcw_params &p, const tcw_box &x, const float *wi
                           const float *wsm, const int (&arow)[2], float (&acc)[2][4][4],
                           int lane, int tid)
 {
+    constexpr bool kSplit = MATH == TCW_3XTF32, kRound = MATH == TCW_TF32;
     const int g = lane >> 2, t = lane & 3;
     const float *wt = wsm + t * kTcwBPitch + g;
     tcw_for_each_tap(p, x, [&](int shift) {
         unsigned bbig[4][2], bsmall[4][2];
         CT3D_UNROLL
         for (int nt = 0; nt < 4; nt++) {
-            tcw_operand<MATH, true>(wt[nt * 8], bbig[nt][0], bsmall[nt][0]);
-            tcw_operand<MATH, true>(wt[4 * kTcwBPitch + nt * 8], bbig[nt][1], bsmall[nt][1]);
+            tf32_operand_parts<kSplit, false>(wt[nt * 8], bbig[nt][0], bsmall[nt][0]);
+            tf32_operand_parts<kSplit, false>(wt[4 * kTcwBPitch + nt * 8], bbig[nt][1],
+                                              bsmall[nt][1]);
         }
         CT3D_UNROLL
         for (int mt = 0; mt < 2; mt++) {
             const float *ap = win + arow[mt] + shift + t * p.cs;
             unsigned abig[4], asmall[4];
-            tcw_operand<MATH, false>(ap[0], abig[0], asmall[0]);
-            tcw_operand<MATH, false>(ap[8], abig[1], asmall[1]);
-            tcw_operand<MATH, false>(ap[4 * p.cs], abig[2], asmall[2]);
-            tcw_operand<MATH, false>(ap[4 * p.cs + 8], abig[3], asmall[3]);
+            tf32_operand_parts<kSplit, kRound>(ap[0], abig[0], asmall[0]);
+            tf32_operand_parts<kSplit, kRound>(ap[8], abig[1], asmall[1]);
+            tf32_operand_parts<kSplit, kRound>(ap[4 * p.cs], abig[2], asmall[2]);
+            tf32_operand_parts<kSplit, kRound>(ap[4 * p.cs + 8], abig[3], asmall[3]);
             CT3D_UNROLL
-            for (int nt = 0; nt < 4; nt++) {
-                if constexpr (MATH == TCW_3XTF32) {
-                    mma_tf32(acc[mt][nt], asmall, bbig[nt], tid);
-                    mma_tf32(acc[mt][nt], abig, bsmall[nt], tid);
-                }
-                mma_tf32(acc[mt][nt], abig, bbig[nt], tid);
-            }
+            for (int nt = 0; nt < 4; nt++)
+                mma_tf32_parts<kSplit>(acc[mt][nt], abig, asmall, bbig[nt], bsmall[nt], tid);
         }
         mma_flush(tid);
         wt += tcw_chunk_channels(sizeof(float)) * kTcwBPitch;
