@@ -1029,6 +1029,34 @@ int by_tc_mode(const char *mode, Run run)
     return run(std::integral_constant<int, 0>{}, float{}, CONVT3D_F32);
 }
 
+/* The tensors a tensor-core entry hands its kernel: x, bias and a
+ * NaN-poisoned y in the data type; the weights packed ocb a block, rounded
+ * to TF32 once for a TF32 entry (tf32_weights) or narrowed for a half one
+ * (half_weights, exact).  MATH numbers the inner products as tc_math_name. */
+template <int MATH, class T>
+struct tc_tensors {
+    std::vector<float> w;
+    std::vector<T> w16, x, b, y;
+    tc_tensors(const problem_data &d, long long ocb, long long nocb)
+        : w(pack_weights(d, ocb, nocb)), x(typed<T>(d.x)), b(typed<T>(d.b)),
+          y(typed<T>(std::vector<float>(d.s.y_elems, NAN)))
+    {
+        if (MATH == 0)
+            for (float &v : w)
+                v = tf32_value(to_tf32(v));
+        w16 = typed<T>(w);
+    }
+    /* Points the kernel parameters p (x, w, bias, y as float pointers) at them. */
+    template <class P>
+    void point(P &p, const problem_data &d)
+    {
+        p.x = reinterpret_cast<const float *>(x.data());
+        p.w = MATH == 2 ? reinterpret_cast<const float *>(w16.data()) : w.data();
+        p.bias = d.p.has_bias ? reinterpret_cast<const float *>(b.data()) : nullptr;
+        p.y = reinterpret_cast<float *>(y.data());
+    }
+};
+
 /* ---- the tensor-core window kernel --------------------------------------- */
 
 template <int MATH, class T>
@@ -1074,19 +1102,10 @@ int run_tcwin_as(int i, convt3d_dtype type)
     typed_shape.x_type = typed_shape.w_type = typed_shape.bias_type = typed_shape.y_type = type;
     if (!plan_tcwin(&typed_shape, kH200.smem_optin, &p, &smem, why, sizeof why))
         return -1;
-    std::vector<float> w = pack_weights(d, kTcwOcb, p.nocb);
-    if (MATH == TCW_TF32) /* the entry's tf32_weights: rounded once at planning */
-        for (float &v : w)
-            v = tf32_value(to_tf32(v));
-    std::vector<T> w16 = typed<T>(w); /* the half entries' half_weights: narrowed, exact */
-    std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
-    std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
-    p.x = reinterpret_cast<const float *>(x.data());
-    p.w = MATH == TCW_HALF ? reinterpret_cast<const float *>(w16.data()) : w.data();
-    p.bias = d.p.has_bias ? reinterpret_cast<const float *>(b.data()) : nullptr;
-    p.y = reinterpret_cast<float *>(y.data());
+    tc_tensors<MATH, T> ts(d, kTcwOcb, p.nocb);
+    ts.point(p, d);
     emulate_cluster(1, kTcwThreads, smem / sizeof(float), tcwin_body<MATH, T>, &p);
-    const std::vector<float> yf = widened(y);
+    const std::vector<float> yf = widened(ts.y);
     for (int k = 0; k < 5; k++)
         g_tcwin_boxes[k] += p.td == 1 << k;
     g_tcwin_chunks += p.nchunks > 1;
@@ -1160,23 +1179,15 @@ int run_shuffle_as(int i, convt3d_dtype type)
         fprintf(stderr, "shuffle: %s\n", why);
         return 1;
     }
-    std::vector<float> w = pack_weights(d, p.ocb, p.nocb);
-    if (MATH == SHF_TF32) /* the entry's tf32_weights: rounded once at planning */
-        for (float &v : w)
-            v = tf32_value(to_tf32(v));
-    std::vector<T> w16 = typed<T>(w); /* the half entries' half_weights: narrowed, exact */
-    std::vector<T> x = typed<T>(d.x), b = typed<T>(d.b);
-    std::vector<T> y = typed<T>(std::vector<float>(d.s.y_elems, NAN));
-    p.x = reinterpret_cast<const float *>(x.data());
-    p.w = MATH == SHF_HALF ? reinterpret_cast<const float *>(w16.data()) : w.data();
-    p.bias = d.p.has_bias ? reinterpret_cast<const float *>(b.data()) : nullptr;
-    p.y = reinterpret_cast<float *>(y.data());
-    const bool vec = ((uintptr_t)x.data() & 15u) == 0 && p.npos % (long long)(16 / sizeof(T)) == 0;
+    tc_tensors<MATH, T> ts(d, p.ocb, p.nocb);
+    ts.point(p, d);
+    const bool vec =
+        ((uintptr_t)ts.x.data() & 15u) == 0 && p.npos % (long long)(16 / sizeof(T)) == 0;
     if (vec)
         emulate_cluster(1, kShfThreads, smem / sizeof(float), shuffle_body<MATH, T, true>, &p);
     else
         emulate_cluster(1, kShfThreads, smem / sizeof(float), shuffle_body<MATH, T, false>, &p);
-    const std::vector<float> yf = widened(y);
+    const std::vector<float> yf = widened(ts.y);
     g_shuffle_vec += vec;
     g_shuffle_steps += p.nk > 1;
     g_shuffle_ragged += d.s.cig % kShfBK != 0;
