@@ -149,6 +149,15 @@ static int pack_plan_weights(cpu_plan *pl, const float *weight)
         pl->w_group = 0; /* one row of weights serves every group */
         return 1;
     }
+    if (pl->colg_m) {
+        const int64_t n = cpu_cols_weight_floats(&pl->s);
+        pl->w = n < 0 ? NULL : alloc64((size_t)n * sizeof(float));
+        if (!pl->w)
+            return 0;
+        cpu_pack_weights_cio_to_cols(&pl->s, weight, pl->w);
+        pl->w_group = n / pl->s.groups;
+        return 1;
+    }
     if (pl->cigp) {
         const int64_t n = cpu_ic_rows_weight_floats(&pl->s, pl->cigp);
         pl->w = n < 0 ? NULL : alloc64((size_t)n * sizeof(float));
@@ -292,7 +301,7 @@ static int64_t row_taps(const cpu_plan *pl, int64_t od, int64_t oh, cpu_row_tap 
 /* ---- work split --------------------------------------------------------- */
 
 /* Whether the kernel takes blocks of whole rows (cpu_kernel.block). */
-static int uses_blocks(const cpu_plan *pl) { return pl->kernel->block && pl->pw_off; }
+static int uses_blocks(const cpu_plan *pl) { return pl->kernel->block && pl->blocks; }
 
 /* How the output is cut into work items (n, g, od, block of oh rows, W segment). */
 typedef struct cpu_split {
@@ -320,6 +329,13 @@ static cpu_split split_work(const cpu_plan *pl, int threads)
     sp.seg_len = chunks_per_seg * pl->chunk;
     sp.segs = (chunks + chunks_per_seg - 1) / chunks_per_seg;
     sp.rows_per_item = cpu_max64(1, cpu_min64(outh, rows * sp.segs / want));
+    /* The column GEMM computes the input rows a block reads (cpu/colgemm.h):
+     * blocks of a plane each compute the rows they share, so it takes
+     * whole planes, split only where there are fewer than two a thread. */
+    if (pl->colg_m)
+        sp.rows_per_item =
+            planes >= 2 * threads ? outh : (outh + (2 * threads + planes - 1) / planes - 1) /
+                                               ((2 * threads + planes - 1) / planes);
     sp.row_blocks = (outh + sp.rows_per_item - 1) / sp.rows_per_item;
     sp.items = planes * sp.row_blocks * sp.segs;
     return sp;

@@ -188,6 +188,7 @@ enum {
     T_CPU_PACK,
     T_CPU_OC_LANES,
     T_CPU_AVX2_OC_LANES,
+    T_CPU_COLG,
     T_CUDA_DEVICE,
     T_CUDA_HOST,
     T_COUNT
@@ -197,6 +198,7 @@ enum {
 #define STREAM {"CONVT3D_CPU_STREAM", "1"}
 #define PACK {"CONVT3D_CPU_PACK", "1"}
 #define OC_LANES {"CONVT3D_CPU_LANES", "oc"}
+#define COLG {"CONVT3D_CPU_COLG", "1"}
 static const target targets[T_COUNT] = {
     {"cpu", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {{0}}},
     {"cpu avx2", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {ISA("avx2")}},
@@ -208,6 +210,10 @@ static const target targets[T_COUNT] = {
     {"cpu output-channel tiles", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {OC_LANES}},
     {"cpu avx2 kernel, output-channel tiles", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
      {ISA("avx2"), OC_LANES}},
+    /* a 16 KiB L2: the column GEMM's z rows hold a few input rows, so its
+     * blocks go through several row sub-blocks that share input rows */
+    {"cpu column GEMM, 16 KiB L2", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
+     {COLG, {"CONVT3D_CPU_L2", "16384"}}},
     {"cuda, device pointers", {CONVT3D_DEVICE_CUDA, 0}, DEVICE_POINTERS, {{0}}},
     {"cuda, host pointers", {CONVT3D_DEVICE_CUDA, 0}, HOST_POINTERS, {{0}}},
 };
@@ -361,6 +367,7 @@ TARGET_TESTS(T_CPU_AVX2_STREAM)
 TARGET_TESTS(T_CPU_PACK)
 TARGET_TESTS(T_CPU_OC_LANES)
 TARGET_TESTS(T_CPU_AVX2_OC_LANES)
+TARGET_TESTS(T_CPU_COLG)
 TARGET_TESTS(T_CUDA_DEVICE)
 TARGET_TESTS(T_CUDA_HOST)
 
@@ -521,7 +528,9 @@ static void cpu_lanes_choice(void)
      * transposed input) stays on the W-lane tile */
     const char *fewout = "mb1 ic64 oc2 g1 in3x4x8 k3x3x5 s1x3x2 p1x0x2 op0x0x0";
     const char *pointwise = "mb1 ic64 oc2 g1 in3x4x8 k1x1x1 s1x1x1 p0x0x0 op0x0x0";
-    CU_ASSERT_FATAL(plan_kernel_on(cpu, fewout, name, sizeof name));
+    const target no_colg = {"cpu without the column GEMM", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
+                            {{"CONVT3D_CPU_COLG", "0"}}};
+    CU_ASSERT_FATAL(plan_kernel_on(&no_colg, fewout, name, sizeof name));
     CU_ASSERT(strstr(name, "_iclanes_ncdhw__") != NULL);
     CU_ASSERT_FATAL(plan_kernel_on(cpu, pointwise, name, sizeof name));
     CU_ASSERT(strstr(name, "_pointwise_ncdhw__") != NULL);
@@ -530,6 +539,49 @@ static void cpu_lanes_choice(void)
     const char *thin = "mb1 ic54 oc8 g2 in5x5x17 k3x1x2 s2x2x2 p1x0x1 op0x0x0";
     CU_ASSERT_FATAL(plan_kernel_on(cpu, thin, name, sizeof name));
     CU_ASSERT(strstr(name, "_iclanes_ncdhw__") == NULL);
+}
+
+/* NCDHW with 1-4 output channels a group and a long enough sum over input
+ * channels (C_in/G >= 4 for one, >= 8 C_out/G for 2-4) runs on the column
+ * GEMM (cpu_colg_worthwhile), kernel 1x1x1 stays on the pointwise GEMM, and
+ * CONVT3D_CPU_COLG=0 turns it off. */
+static void cpu_colg_choice(void)
+{
+    const target *cpu = &targets[T_CPU];
+    static const struct {
+        const char *desc;
+        int colg;
+    } cases[] = {
+        {"mb1 ic256 oc2 g2 in5x6x30 k5x2x3 s3x2x2 p1x0x1 op1x0x0", 1}, /* random_153 */
+        {"mb1 ic16 oc1 g1 in5x6x7 k3x3x3 s1x2x3 p0x0x1 op0x0x0", 1},     /* random_6 */
+        {"mb1 ic4 oc1 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 1},
+        {"mb1 ic3 oc1 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
+        {"mb1 ic64 oc4 g1 in5x6x7 k3x3x3 s3x3x3 p0x0x0 op0x0x0", 1},
+        {"mb1 ic24 oc4 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
+        {"mb1 ic512 oc5 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
+        {"mb1 ic128 oc2 g1 in5x6x7 k1x1x1 s2x2x2 p0x0x0 op0x0x0", 0},
+    };
+    char name[160];
+    CU_ASSERT_FATAL(plan_kernel_on(cpu, cases[0].desc, name, sizeof name));
+    if (strstr(name, "__generic")) {
+        test_skip("only the generic kernels run here");
+        return;
+    }
+    for (int i = 0; i < COUNT(cases); i++) {
+        CU_ASSERT_FATAL(plan_kernel_in(cpu, cases[i].desc, CONVT3D_LAYOUT_NCDHW, name,
+                                       sizeof name));
+        if ((strstr(name, "_colgemm_ncdhw__") != NULL) != cases[i].colg) {
+            printf("\n  %s: %s", cases[i].desc, name);
+            CU_FAIL("the column GEMM rule");
+        }
+        CU_ASSERT_FATAL(plan_kernel_in(cpu, cases[i].desc, CONVT3D_LAYOUT_NDHWC, name,
+                                       sizeof name));
+        CU_ASSERT(strstr(name, "_colgemm_") == NULL);
+    }
+    const target off = {"cpu without the column GEMM", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
+                        {{"CONVT3D_CPU_COLG", "0"}}};
+    CU_ASSERT_FATAL(plan_kernel_on(&off, cases[0].desc, name, sizeof name));
+    CU_ASSERT(strstr(name, "_colgemm_") == NULL);
 }
 
 /* NDHWC problems whose groups leave vectors idle run on the kernels that
@@ -659,6 +711,10 @@ static void cpu_thread_count_invariance(void)
         /* NDHWC, the W-lane tile on transposed rows: W segments, then W stride 3 */
         "mb1 ic8 oc8 g2 in1x2x400 k3x3x5 s1x1x2 p1x1x2 op0x0x1",
         "mb2 ic16 oc16 g2 in3x5x50 k3x3x3 s2x1x3 p1x1x1 op1x0x2",
+        /* NCDHW column GEMM: whole planes, then one plane split into row
+         * blocks that each compute the input rows they share */
+        "mb1 ic64 oc2 g2 in3x5x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1",
+        "mb1 ic32 oc2 g1 in1x9x13 k1x5x3 s1x2x1 p0x2x1 op0x1x0",
     };
     const int saved = omp_get_max_threads();
     const int counts[] = {1, 2, 3, 5, 8, 17, 64};
@@ -942,8 +998,9 @@ static void cpu_cache_budget_rule(void)
     CU_ASSERT_EQUAL(zen5.pack_bytes, 1 << 20);
     CU_ASSERT_EQUAL(zen5.icl_rows_bytes, 2 << 20);
     CU_ASSERT_EQUAL(zen5.prep_bytes, 256 << 10);
+    CU_ASSERT_EQUAL(zen5.colg_bytes, 512 << 10);
     CU_ASSERT(zen3.pack_bytes < zen5.pack_bytes && zen3.icl_rows_bytes < zen5.icl_rows_bytes &&
-              zen3.prep_bytes < zen5.prep_bytes);
+              zen3.prep_bytes < zen5.prep_bytes && zen3.colg_bytes < zen5.colg_bytes);
 
     const char *old_l1 = getenv("CONVT3D_CPU_L1D"), *old_l2 = getenv("CONVT3D_CPU_L2");
     char *keep_l1 = old_l1 ? strdup(old_l1) : NULL, *keep_l2 = old_l2 ? strdup(old_l2) : NULL;
@@ -956,7 +1013,10 @@ static void cpu_cache_budget_rule(void)
     const cpu_cache_sizes mine = cpu_cache_sizes_get();
     CU_ASSERT(mine.l1d == 65536 && mine.l2 != 0);
 
-    const target *cpu = &targets[T_CPU];
+    /* the input-channel-lane tile, which the column GEMM would take first */
+    const target no_colg = {"cpu without the column GEMM", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
+                            {{"CONVT3D_CPU_COLG", "0"}}};
+    const target *cpu = &no_colg;
     const char *fewout = "mb1 ic64 oc2 g1 in3x4x8 k3x3x5 s1x3x2 p1x0x2 op0x0x0";
     char name[160];
     unsetenv("CONVT3D_CPU_L1D");
@@ -1081,9 +1141,13 @@ void register_backend_tests(void)
         {"cpu avx2 kernel, output-channel tiles: edge cases", edges_T_CPU_AVX2_OC_LANES},
         {"cpu avx2 kernel, output-channel tiles: bench shapes (reduced)",
          bench_T_CPU_AVX2_OC_LANES},
+        {"cpu, column GEMM wherever it applies, 16 KiB L2: random problems", random_T_CPU_COLG},
+        {"cpu, column GEMM wherever it applies, 16 KiB L2: edge cases", edges_T_CPU_COLG},
+        {"cpu, column GEMM wherever it applies, 16 KiB L2: bench shapes (reduced)", bench_T_CPU_COLG},
         {"cpu streaming stores: 64-byte-aligned and offset outputs", cpu_streaming_placement},
         {"cpu: kernelbench at full size", kernelbench_cpu},
         {"cpu: the NCDHW tile chosen, and forced", cpu_lanes_choice},
+        {"cpu: the column GEMM chosen for few output and many input channels", cpu_colg_choice},
         {"cpu: output independent of the thread count", cpu_thread_count_invariance},
         {"cpu: the NDHWC kernel chosen for grouped and depthwise problems", cpu_ndhwc_choice},
         {"cpu: the W-lane tile on transposed NDHWC rows chosen", cpu_ndhwc_transposed_choice},

@@ -754,7 +754,9 @@ static int64_t check_samples(const huge_out *h, float (*get)(void *, int64_t), v
 
 static float host_get(void *ctx, int64_t e) { return ((const float *)ctx)[e]; }
 
-static void huge_output_cpu(void)
+/* impl: the implementation forced through CONVT3D_IMPLEMENTATION, or NULL
+ * for the library's choice. */
+static void huge_output_cpu(const char *impl)
 {
     const huge_out h = huge_output_problem();
     CU_ASSERT(h.ny > ((int64_t)1 << 31));
@@ -771,7 +773,11 @@ static void huge_output_cpu(void)
     memset(y, 0xff, (size_t)h.ny * sizeof *y);
     const float w = 3.0f, b = 0.5f;
     convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    if (impl)
+        setenv("CONVT3D_IMPLEMENTATION", impl, 1);
     CU_ASSERT_EQUAL(convt3d_forward(&h.p, cpu, x, &w, &b, y), CONVT3D_SUCCESS);
+    if (impl)
+        unsetenv("CONVT3D_IMPLEMENTATION");
     const int64_t unwritten = count_untouched(y, h.ny);
     if (unwritten)
         printf("\n  %lld of %lld outputs unwritten", (long long)unwritten, (long long)h.ny);
@@ -824,7 +830,26 @@ static void huge_input_cpu(void)
 static void test_huge_output_cpu(void)
 {
     const int fd = huge_lock();
-    huge_output_cpu();
+    huge_output_cpu(NULL);
+    huge_unlock(fd);
+}
+
+/* The same through the NCDHW column GEMM (its z rows and output rows past
+ * 2^31 elements into y), the first build of it this CPU runs. */
+static void test_huge_output_cpu_colgemm(void)
+{
+    const huge_out h = huge_output_problem();
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    const char *impl = NULL;
+    for (int i = 0; i < convt3d_implementation_count() && !impl; i++) {
+        const char *name = convt3d_implementation_name(i);
+        if (strstr(name, "_colgemm_ncdhw__") &&
+            convt3d_implementation_applies(name, &h.p, cpu, NULL) == CONVT3D_SUCCESS)
+            impl = name;
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(impl);
+    const int fd = huge_lock();
+    huge_output_cpu(impl);
     huge_unlock(fd);
 }
 
@@ -1182,6 +1207,7 @@ void register_reliability_tests(void)
         {"every kind of bad input has its own status", test_statuses_distinct_per_kind},
         {"no leak over 600 plan create/destroy cycles", test_create_destroy_cycles_no_leak},
         {"huge: > 2^31 outputs on the CPU", test_huge_output_cpu},
+        {"huge: > 2^31 outputs on the CPU, column GEMM", test_huge_output_cpu_colgemm},
         {"huge: > 2^31 inputs on the CPU (NDHWC)", test_huge_input_cpu},
         {"concurrency: one CPU plan, 4 threads == serial", test_one_plan_many_threads_cpu},
         {NULL, NULL}};

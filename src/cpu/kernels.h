@@ -86,8 +86,8 @@ typedef struct cpu_kernel {
      * row is group co / cog's channel co % cog) and the bias is C_out long
      * (cpu/ndhwc_rows.h). */
     int all_groups;
-    /* When set, and the plan's pw_off table exists, the driver hands this
-     * kernel blocks of whole rows instead of rows (cpu_block_fn). */
+    /* When set, and the plan says so (cpu_plan.blocks), the driver hands
+     * this kernel blocks of whole rows instead of rows (cpu_block_fn). */
     cpu_block_fn block;
     /* With all_groups: the weights stay packed group by group as for the
      * kernels of one group (w_block, w_group apart), and the bias is
@@ -118,6 +118,9 @@ typedef struct cpu_isa {
     /* Kernel 1x1x1 only: a GEMM over the input positions, the other outputs
      * the bias (cpu/pointwise.h). */
     cpu_kernel ncdhw_pw, ndhwc_pw;
+    /* The column GEMM (cpu/colgemm.h): a GEMM of (output channel, kh, kw)
+     * rows over a block of input rows, summed into each output row. */
+    cpu_kernel ncdhw_colg;
     /* The W-lane NCDHW tile run on NDHWC data (cpu/ndhwc_transposed.h):
      * input rows transposed into a per-thread cache, output chunks
      * transposed back; row NULL where the ISA has none. */
@@ -183,6 +186,13 @@ struct cpu_plan {
      * ih * in_w + iw of a plane, its output's offset oh * out_w + ow in the
      * output plane, or -1 where padding crops it; NULL: rows instead. */
     int64_t *pw_off;
+    /* The driver hands the kernel blocks of whole rows (cpu_kernel.block):
+     * set by the kernel's plan() (pointwise: where pw_off exists). */
+    int blocks;
+    /* The column GEMM (cpu/colgemm.h): rows of z (C_out/G x kH x kW; its
+     * weights are packed [g][kd][ic][m]), the input rows its buffer holds,
+     * the floats of a z row, and of a phase row of its output buffer. */
+    int64_t colg_m, colg_rows, colg_zrow, colg_pstride;
 };
 
 CONVT3D_INTERNAL extern const cpu_isa convt3d_cpu_isa_generic;

@@ -228,9 +228,15 @@ static inline void v_storeu_mask(float *p, vf v, vmask m)
 static inline vf v_fma(vf a, vf b, vf c) { return a * b + c; }
 static inline vf v_bcast(const float *p) { return *p; }
 static inline vmask v_mask_range(int lo, int hi) { return lo <= 0 && 0 < hi; }
+static inline void v_interleave2(vf a, vf b, float *p)
+{
+    p[0] = a;
+    p[1] = b;
+}
 #define PW_MAXV 4
 #define PW_SHAPES(X) X(1, 4) X(2, 4) X(3, 4) X(4, 4)
 #include "pointwise.h"
+#include "colgemm.h"
 
 const cpu_isa convt3d_cpu_isa_generic = {
     .name = "generic",
@@ -249,4 +255,5 @@ const cpu_isa convt3d_cpu_isa_generic = {
     .ic_lanes = GEN_ICL,
     .ncdhw_pw = {.row = row_ncdhw_pw, .plan = plan_pw, .block = block_ncdhw_pw},
     .ndhwc_pw = {.row = row_ndhwc_pw, .plan = plan_pw},
+    .ncdhw_colg = {.row = row_ncdhw_colg, .plan = plan_ncdhw_colg, .block = block_ncdhw_colg},
 };

@@ -434,6 +434,7 @@ static void plan_pw(cpu_plan *pl)
                                           .chunk = PW_CHUNK, .w_block = 0});
     pl->scratch_bytes = 0;
     pl->pw_off = pw_offsets(&pl->s);
+    pl->blocks = pl->pw_off != NULL;
 }
 
 #endif /* CONVT3D_CPU_POINTWISE_H */

@@ -15,7 +15,7 @@
 #include "registry.h"
 
 /* the kinds, defined below the table */
-static const cpu_family ncdhw_pw, ncdhw_icl, ncdhw_oc, ncdhw, ndhwc_pw, ndhwc_dw, ndhwc_icl,
+static const cpu_family ncdhw_pw, ncdhw_colg, ncdhw_icl, ncdhw_oc, ncdhw, ndhwc_pw, ndhwc_dw, ndhwc_icl,
     ndhwc_tr, ndhwc_gl, ndhwc;
 
 /* The transposed NDHWC tile (a W-lane tile on transposed rows) exists for
@@ -29,6 +29,7 @@ static const cpu_family ncdhw_pw, ncdhw_icl, ncdhw_oc, ncdhw, ndhwc_pw, ndhwc_dw
         {"cpu/f32_phase_gather_ndhwc__" isa, &sym, &ndhwc},
 #define CPU_IMPLS(isa, sym)                                                                    \
     {"cpu/f32_pointwise_ncdhw__" isa, &sym, &ncdhw_pw},                                        \
+        {"cpu/f32_colgemm_ncdhw__" isa, &sym, &ncdhw_colg},                                    \
         {"cpu/f32_phase_iclanes_ncdhw__" isa, &sym, &ncdhw_icl},                               \
         {"cpu/f32_phase_gather_ncdhw_oc__" isa, &sym, &ncdhw_oc},                              \
         {"cpu/f32_phase_gather_ncdhw__" isa, &sym, &ncdhw}, CPU_NDHWC_FIRST(isa, sym)          \
@@ -42,6 +43,7 @@ static const cpu_impl impls[] = {
     CPU_IMPLS("avx2", convt3d_cpu_isa_avx2)
 #endif
     {"cpu/f32_pointwise_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw_pw},
+    {"cpu/f32_colgemm_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw_colg},
     {"cpu/f32_phase_iclanes_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw_icl},
     {"cpu/f32_phase_gather_ncdhw__generic", &convt3d_cpu_isa_generic, &ncdhw},
     CPU_NDHWC_FIRST("generic", convt3d_cpu_isa_generic)
@@ -118,6 +120,7 @@ static const cpu_kernel *ndhwc_icl_kernel(const cpu_isa *isa) { return &isa->ndh
 static const cpu_kernel *ncdhw_icl_kernel(const cpu_isa *isa) { return &isa->ncdhw_icl; }
 static const cpu_kernel *ncdhw_pw_kernel(const cpu_isa *isa) { return &isa->ncdhw_pw; }
 static const cpu_kernel *ndhwc_pw_kernel(const cpu_isa *isa) { return &isa->ndhwc_pw; }
+static const cpu_kernel *ncdhw_colg_kernel(const cpu_isa *isa) { return &isa->ncdhw_colg; }
 
 /* The pointwise kernels need one tap in every dim (dilation is then moot). */
 static int pw_applicable(const cpu_impl *im, const convt3d_shape *s, char *why, size_t why_size)
@@ -396,6 +399,61 @@ static const cpu_family ndhwc_tr = {CONVT3D_LAYOUT_NDHWC, ndhwc_tr_kernel, ndhwc
                                     ndhwc_tr_passed_over, ncdhw_describe};
 static const cpu_family ndhwc_gl = {CONVT3D_LAYOUT_NDHWC, ndhwc_gl_kernel, ndhwc_gl_applicable,
                                     NULL, ndhwc_rows_describe};
+
+/* The column GEMM's z buffer must hold the input rows of one output row
+ * (cpu/colgemm.h); beyond this it would not be a per-thread tile. */
+#define CPU_COLG_MAX_BYTES ((double)(64 << 20))
+
+static int ncdhw_colg_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
+                                 size_t why_size)
+{
+    (void)im;
+    if (s->x_stride[3] != s->in[2]) {
+        snprintf(why, why_size, "x's rows are not contiguous within a plane");
+        return 0;
+    }
+    /* one output row reads at most ceil(kH / sH) taps, (kH - 1) * dH / sH + 1 rows apart */
+    const double rows = (double)((s->k[1] - 1) * s->l[1] / s->s[1] + 1);
+    const double bytes = (double)s->cog * (double)s->k[1] * (double)s->k[2] *
+                         (rows < (double)s->in[1] ? rows : (double)s->in[1]) *
+                         (double)s->in[2] * sizeof(float);
+    if (bytes > CPU_COLG_MAX_BYTES) {
+        snprintf(why, why_size, "its z rows for one output row would take %.0f MiB",
+                 bytes / (1 << 20));
+        return 0;
+    }
+    return 1;
+}
+
+/* CONVT3D_CPU_COLG=1 takes the column GEMM wherever it applies, =0 never;
+ * else the rule (cpu_colg_worthwhile). */
+static int ncdhw_colg_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
+                                  size_t why_size)
+{
+    const char *force = getenv("CONVT3D_CPU_COLG");
+    if (force && strcmp(force, "1") == 0)
+        return 0;
+    if (force && strcmp(force, "0") == 0) {
+        snprintf(why, why_size, "CONVT3D_CPU_COLG=0");
+        return 1;
+    }
+    if (im->isa->vector_lanes == 1) {
+        snprintf(why, why_size, "the portable build is the tests' second implementation");
+        return 1;
+    }
+    return !cpu_colg_worthwhile(s, &im->isa->limits, why, why_size);
+}
+
+static int ncdhw_colg_describe(const cpu_plan *pl, char *out, size_t size)
+{
+    return snprintf(out, size, "GEMM of %lld (channel, kh, kw) rows over %lld input rows at a "
+                    "time, tiles of up to %d rows x %d-lane vectors",
+                    (long long)pl->colg_m, (long long)pl->colg_rows, pl->tile_a, pl->tile_b);
+}
+
+static const cpu_family ncdhw_colg = {CONVT3D_LAYOUT_NCDHW, ncdhw_colg_kernel,
+                                      ncdhw_colg_applicable, ncdhw_colg_passed_over,
+                                      ncdhw_colg_describe};
 
 /* ---- the predicates ------------------------------------------------------ */
 

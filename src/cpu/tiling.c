@@ -12,6 +12,7 @@ cpu_cache_budget cpu_cache_budget_of(int64_t l1d, int64_t l2)
     b.prep_bytes = l2 / 4;
     b.pack_bytes = l2;
     b.icl_rows_bytes = 2 * l2;
+    b.colg_bytes = l2 / 2;
     return b;
 }
 
@@ -309,6 +310,33 @@ int cpu_ndhwc_tr_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, 
                  "a transposed element carries %.0f (input) and %.0f (output) multiply-adds "
                  "(at least %lld pay)",
                  in_macs, out_macs, (long long)(2 * VL));
+        return 0;
+    }
+    return 1;
+}
+
+/* The column GEMM against the gather tiles (bench/NOTES.md round 23):
+ * those share each x vector among their C_out/G output channels, so their
+ * loads per FMA fall as C_out/G grows, while each z element of the column
+ * GEMM costs a store and an add on top of its C_in/G x kd-taps FMAs.  With
+ * one output channel a group the gather tiles run an x load an FMA and the
+ * column GEMM won every problem with C_in/G >= 4 (seeds 1 and 2 of
+ * --random, Zen 4: 18 of 18, 1.24-4.3x); with 2-4 it needs the longer sum
+ * C_in/G >= 8 C_out/G (seed 1: 11 of 11, then seed 2 out of sample: 5 of
+ * 5; at C_out/G = 4 and C_in/G 16-27 it lost 3 of 3, 0.75-0.79x).  From 5
+ * output channels the gather tiles won about half: never taken. */
+int cpu_colg_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, char *why,
+                        size_t why_size)
+{
+    (void)lim;
+    if (s->cog > 4) {
+        snprintf(why, why_size, "C_out/G=%lld (taken for 1-4)", (long long)s->cog);
+        return 0;
+    }
+    const int64_t need = s->cog == 1 ? 4 : 8 * s->cog;
+    if (s->cig < need) {
+        snprintf(why, why_size, "C_in/G=%lld for C_out/G=%lld (it needs >= %lld)",
+                 (long long)s->cig, (long long)s->cog, (long long)need);
         return 0;
     }
     return 1;

@@ -37,6 +37,7 @@ typedef struct cpu_cache_budget {
     int64_t prep_bytes;     /* NCDHW row kernel: its prepared-chunk slots */
     int64_t pack_bytes;     /* NCDHW input-row packing: the rows, per thread */
     int64_t icl_rows_bytes; /* NCDHW input-channel-lane tile: transposed rows */
+    int64_t colg_bytes;     /* NCDHW column GEMM: its z rows, per thread */
 } cpu_cache_budget;
 
 /* The rule, from the bytes of L1d and L2 of a core:
@@ -96,6 +97,11 @@ CONVT3D_INTERNAL int cpu_icl_ncdhw_worthwhile(const convt3d_shape *s, const cpu_
 /* The most input channels that one vector of lanes output channels, laid
  * across C_out, reads (its groups' C_in/G each): the grouped-lanes tile
  * loads them as one vector, so it needs this to be at most lanes. */
+/* The column GEMM's rule (cpu/colgemm.h): 1 to take it, else 0 with the
+ * reason. */
+CONVT3D_INTERNAL int cpu_colg_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim,
+                                         char *why, size_t why_size);
+
 CONVT3D_INTERNAL int64_t cpu_ndhwc_gl_span(const convt3d_shape *s, int64_t lanes);
 
 /* The input-row cache of the transposed NDHWC kernel (the W-lane NCDHW

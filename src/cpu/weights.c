@@ -93,3 +93,23 @@ void cpu_pack_weights_cio_to_ic_rows(const convt3d_shape *s, const float *src, i
                     to[t * cog * cigp] = from[t];
             }
 }
+
+int64_t cpu_cols_weight_floats(const convt3d_shape *s)
+{
+    return checked_floats(s->groups * s->k_volume, s->cig, s->cog);
+}
+
+void cpu_pack_weights_cio_to_cols(const convt3d_shape *s, const float *src, float *dst)
+{
+    const int64_t kvol = s->k_volume, cig = s->cig, cog = s->cog, kd_n = s->k[0];
+    const int64_t plane = s->k[1] * s->k[2], M = cog * plane;
+    for (int64_t g = 0; g < s->groups; g++)
+        for (int64_t ic = 0; ic < cig; ic++)
+            for (int64_t oc = 0; oc < cog; oc++) {
+                const float *from = src + ((g * cig + ic) * cog + oc) * kvol;
+                for (int64_t kd = 0; kd < kd_n; kd++) {
+                    float *to = dst + ((g * kd_n + kd) * cig + ic) * M + oc * plane;
+                    memcpy(to, from + kd * plane, (size_t)plane * sizeof(float));
+                }
+            }
+}

@@ -48,4 +48,15 @@ CONVT3D_INTERNAL int64_t cpu_ic_rows_weight_floats(const convt3d_shape *s, int64
 CONVT3D_INTERNAL void cpu_pack_weights_cio_to_ic_rows(const convt3d_shape *s, const float *src,
                                                       int64_t cigp, float *dst);
 
+/* Floats of the column layout below (every group), or -1 when that many
+ * bytes overflow a size_t. */
+CONVT3D_INTERNAL int64_t cpu_cols_weight_floats(const convt3d_shape *s);
+
+/* Repacks PyTorch's weight into [g][kd][ic < C_in/G][m], m = (oc * kH + kh)
+ * * kW + kw: for a kd tap and an input channel, the weights of every
+ * (output channel, kh, kw) of the group are one contiguous run, the rows
+ * of the column GEMM (cpu/colgemm.h). */
+CONVT3D_INTERNAL void cpu_pack_weights_cio_to_cols(const convt3d_shape *s, const float *src,
+                                                   float *dst);
+
 #endif /* CONVT3D_CPU_WEIGHTS_H */
