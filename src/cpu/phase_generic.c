@@ -235,6 +235,8 @@ static inline void v_interleave2(vf a, vf b, float *p)
 }
 #define PW_MAXV 4
 #define PW_SHAPES(X) X(1, 4) X(2, 4) X(3, 4) X(4, 4)
+#define COLG_ROWS(X, V) X(1, V) X(2, V) X(3, V) X(4, V)
+#define COLG_TILES(X) COLG_ROWS(X, 1) COLG_ROWS(X, 2) COLG_ROWS(X, 3) COLG_ROWS(X, 4)
 #include "pointwise.h"
 #include "colgemm.h"
 
