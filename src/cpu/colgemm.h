@@ -36,6 +36,7 @@
 #ifndef CONVT3D_CPU_COLGEMM_H
 #define CONVT3D_CPU_COLGEMM_H
 
+#include "interleave.h"
 #include "kernels.h"
 
 /* One register tile of z: M_r rows x V vectors of positions. */
@@ -156,17 +157,8 @@ static void colg_store_phases(float *y, const float *pb, int64_t pstride, int64_
                               int64_t outw)
 {
     if (sw == 2 && outw >= 2) {
-        const int64_t n0 = cpu_phase_len(outw, 2, 0), n1 = cpu_phase_len(outw, 2, 1);
-        const float *b0 = pb, *b1 = pb + pstride;
-        int64_t j = 0;
-        for (; j + VL <= n1; j += VL)
-            v_interleave2(v_loadu(b0 + j), v_loadu(b1 + j), y + 2 * j);
-        for (; j < n1; j++) {
-            y[2 * j] = b0[j];
-            y[2 * j + 1] = b1[j];
-        }
-        if (n0 > n1)
-            y[2 * n1] = b0[n1];
+        ncdhw_interleave2(y, pb, pb + pstride, cpu_phase_len(outw, 2, 0),
+                          cpu_phase_len(outw, 2, 1), 0);
         return;
     }
     const int64_t nph = cpu_min64(sw, outw);

@@ -233,6 +233,7 @@ static inline void v_interleave2(vf a, vf b, float *p)
     p[0] = a;
     p[1] = b;
 }
+static inline void v_interleave2_stream(vf a, vf b, float *p) { v_interleave2(a, b, p); }
 #define PW_MAXV 4
 #define PW_SHAPES(X) X(1, 4) X(2, 4) X(3, 4) X(4, 4)
 #define COLG_ROWS(X, V) X(1, V) X(2, V) X(3, V) X(4, V)

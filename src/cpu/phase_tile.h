@@ -248,24 +248,7 @@ static void stream_copy(float *dst, const float *src, int64_t n)
     memcpy(dst + i, src + i, (size_t)(n - i) * sizeof(float));
 }
 
-/* y[2j] = b0[j], y[2j+1] = b1[j] for j < n1, then y[2 n1] = b0[n1] if n0 > n1;
- * with stream (y then VL-aligned) the whole vectors go out non-temporal. */
-static void ncdhw_interleave2(float *y, const float *b0, const float *b1, int64_t n0, int64_t n1,
-                              int stream)
-{
-    int64_t j = 0;
-    if (stream)
-        for (; j + VL <= n1; j += VL)
-            v_interleave2_stream(v_loadu(b0 + j), v_loadu(b1 + j), y + 2 * j);
-    for (; j + VL <= n1; j += VL)
-        v_interleave2(v_loadu(b0 + j), v_loadu(b1 + j), y + 2 * j);
-    for (; j < n1; j++) {
-        y[2 * j] = b0[j];
-        y[2 * j + 1] = b1[j];
-    }
-    if (n0 > n1)
-        y[2 * n1] = b0[n1];
-}
+#include "interleave.h"
 
 /* One phase of one chunk, ready for its tiles: the W taps that read inside
  * the row for some lane (the others are dropped, so border tiles do less
