@@ -141,17 +141,6 @@ static void colg_add(float *dst, const float *src, int64_t n)
     }
 }
 
-static void colg_fill(float *dst, float value, int64_t n)
-{
-    const vf b = v_set1(value);
-    const vmask all = v_mask_range(0, VL);
-    int64_t j = 0;
-    for (; j + VL <= n; j += VL)
-        v_storeu_mask(dst + j, b, all);
-    if (j < n)
-        v_storeu_mask(dst + j, b, v_mask_range(0, (int)(n - j)));
-}
-
 /* Phase rows pb[c * pstride + j] of one output row into y (outw long). */
 static void colg_store_phases(float *y, const float *pb, int64_t pstride, int64_t sw,
                               int64_t outw)
@@ -186,7 +175,7 @@ static void colg_row(const cpu_plan *pl, const cpu_row_job *job, const float *z,
     for (int64_t c = 0; c < pw->nphase; c++) {
         float *acc = sw == 1 ? yrow : pb + c * pstride;
         const int64_t len = cpu_phase_len(outw, sw, c);
-        colg_fill(acc, b, len);
+        pw_fill(acc, b, len);
         for (int64_t bt = ph->start[ch]; bt < ph->start[ch + 1]; bt++) {
             const int64_t r = jh + ph->taps[bt].delta - ih0;
             if (r < 0 || r >= nrows)
@@ -266,7 +255,7 @@ static void block_ncdhw_colg(const cpu_plan *pl, const cpu_row_job *job, int64_t
                    .x_step = s->x_stride[1], .mp = pl->colg_m, .z_step = pl->colg_zrow};
     for (int64_t oh = oh0; oh < oh1;) {
         /* the rows from oh whose input rows fit the buffer together */
-        int64_t lo, hi, end = oh;
+        int64_t lo, hi, end;
         colg_row_inputs(pl, oh, &lo, &hi);
         for (end = oh + 1; end < oh1; end++) {
             int64_t l2, h2;
@@ -318,13 +307,6 @@ static void plan_ncdhw_colg(cpu_plan *pl)
     pl->colg_pstride = (cpu_phase_len(s->out[2], s->s[2], 0) + VL - 1) / VL * VL;
     pl->blocks = 1;
     pl->scratch_bytes = colg_layout_of(pl).total;
-}
-
-/* Row kernel for the registry's contract: never called (pl->blocks). */
-static void row_ncdhw_colg(const cpu_plan *pl, const cpu_row_job *job)
-{
-    (void)pl;
-    (void)job;
 }
 
 #endif /* CONVT3D_CPU_COLGEMM_H */

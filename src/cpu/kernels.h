@@ -87,7 +87,8 @@ typedef struct cpu_kernel {
      * (cpu/ndhwc_rows.h). */
     int all_groups;
     /* When set, and the plan says so (cpu_plan.blocks), the driver hands
-     * this kernel blocks of whole rows instead of rows (cpu_block_fn). */
+     * this kernel blocks of whole rows instead of rows (cpu_block_fn); a
+     * kernel whose plan always says so has no row function (row NULL). */
     cpu_block_fn block;
     /* With all_groups: the weights stay packed group by group as for the
      * kernels of one group (w_block, w_group apart), and the bias is

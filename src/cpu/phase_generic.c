@@ -258,5 +258,5 @@ const cpu_isa convt3d_cpu_isa_generic = {
     .ic_lanes = GEN_ICL,
     .ncdhw_pw = {.row = row_ncdhw_pw, .plan = plan_pw, .block = block_ncdhw_pw},
     .ndhwc_pw = {.row = row_ndhwc_pw, .plan = plan_pw},
-    .ncdhw_colg = {.row = row_ncdhw_colg, .plan = plan_ncdhw_colg, .block = block_ncdhw_colg},
+    .ncdhw_colg = {.plan = plan_ncdhw_colg, .block = block_ncdhw_colg},
 };

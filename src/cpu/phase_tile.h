@@ -855,7 +855,7 @@ const cpu_isa CPU_ISA_SYMBOL = {
     .ic_lanes = VL,
     .ncdhw_pw = {.row = row_ncdhw_pw, .plan = plan_pw, .block = block_ncdhw_pw},
     .ndhwc_pw = {.row = row_ndhwc_pw, .plan = plan_pw},
-    .ncdhw_colg = {.row = row_ncdhw_colg, .plan = plan_ncdhw_colg, .block = block_ncdhw_colg},
+    .ncdhw_colg = {.plan = plan_ncdhw_colg, .block = block_ncdhw_colg},
     .ndhwc_tr = {.row = row_ndhwc_tr, .plan = plan_ndhwc_tr, .all_groups = 1, .group_blocks = 1},
     .ncdhw_oc_built = ncdhw_oc_built,
     .finish = v_fence,

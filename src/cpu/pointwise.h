@@ -213,26 +213,25 @@ static void pw_reached(const cpu_plan *pl, const cpu_row_job *job, int64_t *c, i
         }
 }
 
-/* NCDHW: outputs [ow0, ow1) of every channel of the row get the bias (or
- * 0), a vector at a time (rows are short: a scalar loop's setup cost more
- * than the stores). */
+/* dst[0 .. n) = value, a vector at a time (rows are short: a scalar loop's
+ * setup cost more than the stores); the column GEMM's rows start so too. */
+static void pw_fill(float *dst, float value, int64_t n)
+{
+    const vf b = v_set1(value);
+    const vmask all = v_mask_range(0, VL);
+    int64_t i = 0;
+    for (; i + VL <= n; i += VL)
+        v_storeu_mask(dst + i, b, all);
+    if (i < n)
+        v_storeu_mask(dst + i, b, v_mask_range(0, (int)(n - i)));
+}
+
+/* NCDHW: outputs [ow0, ow1) of every channel of the row get the bias (or 0). */
 static void pw_fill_ncdhw(const cpu_plan *pl, const cpu_row_job *job, int64_t ow0, int64_t ow1)
 {
     const convt3d_shape *s = &pl->s;
-    if (ow0 >= ow1)
-        return;
-    const int64_t len = ow1 - ow0;
-    const int tail = (int)(len % VL);
-    const vmask all = v_mask_range(0, VL), last = v_mask_range(0, tail);
-    for (int64_t oc = 0; oc < s->cog; oc++) {
-        const vf b = v_set1(job->bias ? job->bias[oc] : 0.0f);
-        float *yo = job->y + oc * s->y_stride[1] + ow0;
-        int64_t i = 0;
-        for (; i + VL <= len; i += VL)
-            v_storeu_mask(yo + i, b, all);
-        if (tail)
-            v_storeu_mask(yo + i, b, last);
-    }
+    for (int64_t oc = 0; ow0 < ow1 && oc < s->cog; oc++)
+        pw_fill(job->y + oc * s->y_stride[1] + ow0, job->bias ? job->bias[oc] : 0.0f, ow1 - ow0);
 }
 
 /* The row's bias-only outputs.  NCDHW: at W stride 1 the two ends outside

@@ -94,14 +94,14 @@ CONVT3D_INTERNAL cpu_tiling cpu_tiling_ndhwc_icl(const convt3d_shape *s, const i
 CONVT3D_INTERNAL int cpu_icl_ncdhw_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim,
                                               char *why, size_t why_size);
 
-/* The most input channels that one vector of lanes output channels, laid
- * across C_out, reads (its groups' C_in/G each): the grouped-lanes tile
- * loads them as one vector, so it needs this to be at most lanes. */
 /* The column GEMM's rule (cpu/colgemm.h): 1 to take it, else 0 with the
  * reason. */
 CONVT3D_INTERNAL int cpu_colg_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim,
                                          char *why, size_t why_size);
 
+/* The most input channels that one vector of lanes output channels, laid
+ * across C_out, reads (its groups' C_in/G each): the grouped-lanes tile
+ * loads them as one vector, so it needs this to be at most lanes. */
 CONVT3D_INTERNAL int64_t cpu_ndhwc_gl_span(const convt3d_shape *s, int64_t lanes);
 
 /* The input-row cache of the transposed NDHWC kernel (the W-lane NCDHW
