@@ -609,6 +609,9 @@ static void cpu_ndhwc_choice(void)
         {"mb1 ic16 oc31 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
         {"mb1 ic64 oc2 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
         {"mb1 ic64 oc64 g64 in4x8x32 k1x1x1 s2x2x2 p0x0x0 op1x1x1", "_depthwise_ndhwc__"},
+        /* one channel each side: x and y lie as in NCDHW, planned as NCDHW */
+        {"mb2 ic1 oc1 g1 in6x7x9 k4x1x3 s2x2x2 p0x0x1 op0x0x0", "_ncdhw__"},
+        {"mb3 ic1 oc1 g1 in5x5x5 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_ncdhw__"},
     };
     for (int i = 0; i < COUNT(cases); i++) {
         convt3d_problem p = parse_problem(cases[i].desc);
@@ -631,6 +634,11 @@ static void cpu_ndhwc_choice(void)
         CU_ASSERT(strstr(name, kind) != NULL);
         convt3d_plan_destroy(plan);
         free(w);
+        if (p.in_channels == 1 && p.out_channels == 1)
+            for (int b = 0; b < 2; b++) { /* computed as NCDHW, checked as given */
+                p.has_bias = b;
+                check_on(cpu, &p, 77 + (uint64_t)i, cases[i].desc);
+            }
     }
 }
 
