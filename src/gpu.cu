@@ -178,6 +178,24 @@ static bool walk_takes(const cuda_impl &e, const convt3d_shape *s, const device_
     return true;
 }
 
+const cuda_impl *cuda_walk_after(const cuda_impl &e, const convt3d_shape *s,
+                                 const device_limits &lim, const cuda_overrides &ov)
+{
+    cuda_plan *k = new (std::nothrow) cuda_plan; /* 4 KB of parameters */
+    if (!k)
+        return nullptr;
+    const cuda_impl *taken = nullptr;
+    bool after = false;
+    for (int i = 0; i < cuda_impl_count() && !taken; i++) {
+        const cuda_impl *c = cuda_impl_at(i);
+        if (after && walk_takes(*c, s, lim, ov, true, 0, k))
+            taken = c;
+        after = after || c == &e;
+    }
+    delete k;
+    return taken;
+}
+
 /* CONVT3D_CUDA_KERNEL=WORD (env.h): the first entry whose name contains
  * WORD that applies and is not passed over, else the first that applies. */
 static convt3d_status choose_by_word(const convt3d_shape *s, const device_limits &lim,

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../bench/cases.h"
+#include "../bench/descriptor.h"
 #include "../bench/suite.h"
 #include "test_classes.h"
 #include "cuda_walk.h"
@@ -425,9 +426,13 @@ static void test_depthwise_layouts(void)
 static int tcwin_rule(const convt3d_shape *s, long long min_taps, int half)
 {
     const int channels = s->cig >= 16 && (s->cog >= 16 || (half && s->cig <= 128));
+    /* with C_in/G <= 16 the kernel also takes what the rest of the walk
+     * would give the implicit-GEMM engine (test_tcwin_few_inputs) */
+    const int few_inputs = s->cig <= 16 && s->math != CONVT3D_MATH_3XTF32 &&
+                           (!half || (s->layout == CONVT3D_LAYOUT_NDHWC && s->cog >= 16));
     if (s->layout != CONVT3D_LAYOUT_NCDHW || !channels ||
         s->k_volume < min_taps * s->s[0] * s->s[1] * s->s[2])
-        return 0;
+        return few_inputs ? 2 : 0;
     for (int d = 0; d < 3; d++)
         for (long long r = 0; r < s->s[d]; r++)
             if (convt3d_phase_of(s, d, r).qcount % 16 != 0)
@@ -729,12 +734,81 @@ static void test_shuffle_walk(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* Few input channels (tcwin/plan.cu, tcwin_takes_few_inputs): random
+ * problems of round 24's measurement (seed 1), each with the kernel the walk
+ * must give it in its mode.  The window kernel where the FMA engine was the
+ * choice in TF32 mode, or the half MMA on NDHWC half data with C_out/G >=
+ * 16; not in NCDHW on half data, not above 16 input channels a group, not
+ * in 3xTF32. */
+static void test_tcwin_few_inputs(void)
+{
+    if (no_cuda())
+        return;
+    static const struct {
+        const char *desc;
+        convt3d_math_mode math;
+        convt3d_dtype type;
+        int window; /* 1: the window kernel must be chosen, 0: must not */
+    } cases[] = {
+        {"g8mb2_ic32id18ih15iw28_oc256od17oh16ow82_kd4kh2kw5_sd1sh1sw3_pd2ph0pw2_layoutndhwc",
+         CONVT3D_MATH_TF32, CONVT3D_F32, 1}, /* random_64 */
+        {"g1mb3_ic8id23ih10iw5_oc256od25oh12ow13_kd1kh3kw5_sd1sh1sw1_pd0ph0pw3_dd2dh0dw2_bias1_"
+         "layoutndhwc",
+         CONVT3D_MATH_TF32, CONVT3D_F32, 1}, /* random_190 */
+        {"g1mb3_ic5id12ih12iw12_oc188od23oh23ow36_kd1kh2kw3_sd2sh2sw3_pd0ph1pw0_dd0dh1dw0_bias0_"
+         "layoutndhwc",
+         CONVT3D_MATH_TF32, CONVT3D_F32, 1}, /* random_194 */
+        {"g8mb2_ic32id18ih15iw28_oc256od17oh16ow82_kd4kh2kw5_sd1sh1sw3_pd2ph0pw2_layoutndhwc",
+         CONVT3D_MATH_3XTF32, CONVT3D_F32, 0},
+        {"g8mb2_ic32id18ih15iw28_oc256od17oh16ow82_kd4kh2kw5_sd1sh1sw3_pd2ph0pw2_layoutndhwc",
+         CONVT3D_MATH_F32, CONVT3D_F32, 0},
+        {"g1mb3_ic256id11ih11iw11_oc12od31oh31ow31_kd1kh1kw1_sd3sh3sw3_pd0ph0pw0_dd2dh0dw0_bias1_"
+         "layoutncdhw",
+         CONVT3D_MATH_TF32, CONVT3D_F32, 0}, /* random_70: 256 input channels */
+        {"g1mb1_ic16id25ih25iw25_oc256od49oh25ow49_kd1kh1kw1_sd2sh1sw2_pd0ph0pw0_dd0dh0dw0_bias1_"
+         "layoutndhwc",
+         CONVT3D_MATH_F32, CONVT3D_F16, 1}, /* random_23 */
+        {"g1mb1_ic16id25ih25iw25_oc256od49oh25ow49_kd1kh1kw1_sd2sh1sw2_pd0ph0pw0_dd0dh0dw0_bias1_"
+         "layoutndhwc",
+         CONVT3D_MATH_F32, CONVT3D_BF16, 1},
+        {"g1mb1_ic16id25ih25iw25_oc256od49oh25ow49_kd1kh1kw1_sd2sh1sw2_pd0ph0pw0_dd0dh0dw0_bias1_"
+         "layoutncdhw",
+         CONVT3D_MATH_F32, CONVT3D_F16, 0},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bench_desc d;
+        desc_error err;
+        convt3d_problem p;
+        char reason[256];
+        CU_ASSERT_FATAL(desc_parse(cases[i].desc, &d, &err) == 0);
+        CU_ASSERT_FATAL(desc_to_problem(&d, &p, reason, sizeof reason) == DESC_EXPRESSIBLE);
+        p.x_type = p.w_type = p.bias_type = p.y_type = cases[i].type;
+        convt3d_shape s;
+        CU_ASSERT_FATAL(convt3d_shape_from_problem(&p, &s) == CONVT3D_SUCCESS);
+        s.math = cases[i].math;
+        const char *name = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+        const int got = name && strstr(name, "_tcwin_mma") != NULL;
+        printf("\n  %s %s math %d: %s", cases[i].desc, convt3d_dtype_name(cases[i].type),
+               (int)cases[i].math, name ? name : "nothing");
+        if (!name || got != cases[i].window) {
+            printf("  FAILED (window kernel %s)", cases[i].window ? "expected" : "not expected");
+            bad++;
+        }
+    }
+    printf("\n  %d cases, %d failed ", (int)(sizeof cases / sizeof cases[0]), bad);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 void register_cuda_walk_tests(void)
 {
     static const test_entry tests[] = {
         {"classes.txt: no generic kernel where C_in/G or C_out/G >= 4 and sizes >= 8",
          test_classes},
         {"tf32 and 3xtf32: the tensor-core window kernel where its rule says", test_tf32_walk},
+        {"few input channels: the window kernel instead of the implicit-GEMM engine "
+         "(TF32; NDHWC half data)",
+         test_tcwin_few_inputs},
         {"kernel = stride, no padding: the tensor-core shuffle kernel where its rule says",
          test_shuffle_walk},
         {"a grid of dilated, strided, grouped problems: the same", test_grid},

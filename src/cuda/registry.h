@@ -186,6 +186,12 @@ bool cuda_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const dev
 int cuda_impl_count(void);
 const cuda_impl *cuda_impl_at(int index);
 
+/* The entry the automatic walk would take for s among those after e in the
+ * table (NULL: none), for a rule that defers to what would come next
+ * (tcwin/plan.cu).  Pure. */
+const cuda_impl *cuda_walk_after(const cuda_impl &e, const convt3d_shape *s,
+                                 const device_limits &lim, const cuda_overrides &ov);
+
 /* Whether entry e runs s when forced: applicable and plannable (into *k).
  * Exactly what forcing e does, short of device memory. */
 bool cuda_impl_plans(const cuda_impl &e, const convt3d_shape *s, const device_limits &lim,

@@ -197,11 +197,40 @@ static bool tcwin_channels_suit(const convt3d_shape *s, bool half)
     return s->cog >= 16 || (half && s->cig <= kTcwFewOutMaxCig);
 }
 
+/* Few input channels a group: the window kernel also takes a problem with
+ * C_in/G <= kTcwFewInMaxCig that the rest of the walk would give to the
+ * implicit-GEMM engine -- its FMA entry in TF32 mode, its half MMA on
+ * NDHWC f16 / bf16 data with C_out/G >= 16.  The engine's K steps of 16
+ * input channels a tap are then mostly padding and each rebuilds its A
+ * tile, while a staged window serves every tap.  H200, round 24
+ * (`--random 250 --seed 1 --all-kernels`): TF32, 17 such problems (13
+ * NDHWC), the window kernel faster on 16, geometric mean 0.54x the
+ * engine's time (random_64: 0.096 ms against 0.413), slower only on
+ * random_162 (9 -> 6 channels, 1.26x); f16 NDHWC, 16 problems, faster on
+ * 14, at most 1.04x on the other two, 0.63x the half MMA's time.  In NCDHW
+ * on half data it was not faster (3 problems: 0.93-1.89x), and 3xTF32 was
+ * not measured. */
+constexpr long long kTcwFewInMaxCig = 16;
+
+static bool tcwin_takes_few_inputs(const cuda_impl &e, const convt3d_shape *s,
+                                   const device_limits &lim, const cuda_overrides &ov)
+{
+    const int math = tcwin_entry_math(e);
+    if (s->cig > kTcwFewInMaxCig || math == TCW_3XTF32)
+        return false;
+    if (math == TCW_HALF && (s->layout != CONVT3D_LAYOUT_NDHWC || s->cog < 16))
+        return false;
+    const cuda_impl *next = cuda_walk_after(e, s, lim, ov);
+    if (!next)
+        return false;
+    return math == TCW_HALF ? strstr(next->name, "_igemm_mma") != NULL
+                            : strcmp(next->name, "cuda/f32_igemm_8x8") == 0;
+}
+
 bool tcwin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                              const device_limits &lim, const cuda_overrides &ov, char *why,
                              size_t why_size)
 {
-    (void)ov;
     tcw_params p;
     size_t smem;
     if (!plan_tcwin(s, lim.smem_optin, &p, &smem, why, why_size))
@@ -211,10 +240,14 @@ bool tcwin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     const long long min_taps = half ? kTcwMinTapsHalf : kTcwMinTaps;
     if (s->layout != CONVT3D_LAYOUT_NCDHW || !tcwin_channels_suit(s, half) ||
         s->k_volume < min_taps * phases || box_efficiency(p) < kTcwMinBoxShare) {
+        if (tcwin_takes_few_inputs(e, s, lim, ov))
+            return false;
         snprintf(why, why_size, "automatically in NCDHW with C_in/G >= 16, C_out/G >= 16 "
                  "(on half data any with C_in/G <= %lld), >= %lld taps a phase on average "
-                 "and boxes >= %.0f%% full only", kTcwFewOutMaxCig, min_taps,
-                 100 * kTcwMinBoxShare);
+                 "and boxes >= %.0f%% full only, or with C_in/G <= %lld where the "
+                 "implicit-GEMM engine would take the problem (TF32; NDHWC half data with "
+                 "C_out/G >= 16)", kTcwFewOutMaxCig, min_taps, 100 * kTcwMinBoxShare,
+                 kTcwFewInMaxCig);
         return true;
     }
     return false;
