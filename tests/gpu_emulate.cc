@@ -1324,12 +1324,14 @@ void ct3d::ct3d_emulate_mma_flush(int tid)
     ct3d_emulate_sync(); /* everybody has read the fragments */
 }
 
-/* The walk rules of the few-output and few-input kernels (fewout_preferred,
- * cuda/fewout/plan.cu; fewin_preferred_over_engine, cuda/simple/plan.cu)
- * ask the registry whether other entries would take a problem; the
- * emulator links the planners, not the registry or the launchers.  It
- * checks kernel bodies, not the walk, so those entries stand in as never
- * applicable (the rules' other clauses still run). */
+/* The walk rules of the few-output, few-input and window kernels
+ * (fewout_preferred, cuda/fewout/plan.cu; fewin_preferred_over_engine,
+ * cuda/simple/plan.cu; tcwin_takes_few_inputs, cuda/tcwin/plan.cu) ask the
+ * registry whether other entries would take a problem; the emulator links
+ * the planners, not the registry, the walk or the launchers.  It checks
+ * kernel bodies, not the walk, so those entries stand in as never
+ * applicable and the rest of the walk as taking nothing (the rules' other
+ * clauses still run). */
 namespace ct3d {
 extern const cuda_impl cuda_f32_igemm_8x8, cuda_f32_fewin_phase_4;
 const cuda_impl cuda_f32_igemm_8x8 = {}, cuda_f32_fewin_phase_4 = {};
@@ -1338,6 +1340,11 @@ bool cuda_entry_applicable(const cuda_impl &, const convt3d_shape *, const devic
 {
     snprintf(why, why_size, "not in the emulator");
     return false;
+}
+const cuda_impl *cuda_walk_after(const cuda_impl &, const convt3d_shape *,
+                                 const device_limits &, const cuda_overrides &)
+{
+    return nullptr;
 }
 } // namespace ct3d
 
