@@ -178,20 +178,27 @@ static bool walk_takes(const cuda_impl &e, const convt3d_shape *s, const device_
     return true;
 }
 
+/* The automatic walk from table index first on: the entry it takes (its
+ * plan in *k), or NULL. */
+static const cuda_impl *walk_from(int first, const convt3d_shape *s, const device_limits &lim,
+                                  const cuda_overrides &ov, int verbose, cuda_plan *k)
+{
+    for (int i = first; i < cuda_impl_count(); i++)
+        if (walk_takes(*cuda_impl_at(i), s, lim, ov, true, verbose, k))
+            return cuda_impl_at(i);
+    return nullptr;
+}
+
 const cuda_impl *cuda_walk_after(const cuda_impl &e, const convt3d_shape *s,
                                  const device_limits &lim, const cuda_overrides &ov)
 {
+    int at = 0;
+    while (at < cuda_impl_count() && cuda_impl_at(at) != &e)
+        at++;
     cuda_plan *k = new (std::nothrow) cuda_plan; /* 4 KB of parameters */
     if (!k)
         return nullptr;
-    const cuda_impl *taken = nullptr;
-    bool after = false;
-    for (int i = 0; i < cuda_impl_count() && !taken; i++) {
-        const cuda_impl *c = cuda_impl_at(i);
-        if (after && walk_takes(*c, s, lim, ov, true, 0, k))
-            taken = c;
-        after = after || c == &e;
-    }
+    const cuda_impl *taken = walk_from(at + 1, s, lim, ov, 0, k);
     delete k;
     return taken;
 }
@@ -249,9 +256,8 @@ convt3d_status cuda_choose(const convt3d_shape *s, const device_limits &lim,
         snprintf(what, sizeof what, "CONVT3D_CUDA_KERNEL=%s", ov.kernel);
         return choose_forced(*e, s, lim, ov, what, k);
     }
-    for (int i = 0; i < cuda_impl_count(); i++)
-        if (walk_takes(*cuda_impl_at(i), s, lim, ov, true, verbose, k))
-            return plan_has_blocks(k);
+    if (walk_from(0, s, lim, ov, verbose, k))
+        return plan_has_blocks(k);
     return convt3d_fail(CONVT3D_ERR_INTERNAL, "no CUDA implementation applies");
 }
 
