@@ -267,7 +267,7 @@ const char *convt3d_cuda_walk_choice(const convt3d_shape *shape, int smem_optin,
                                      int num_sms)
 {
     const ct3d::device_limits lim = {smem_optin, smem_sm, num_sms};
-    const ct3d::cuda_overrides none = {nullptr, nullptr, nullptr, nullptr};
+    const ct3d::cuda_overrides none = {nullptr, nullptr, nullptr, nullptr, nullptr};
     ct3d::cuda_plan *k = new (std::nothrow) ct3d::cuda_plan; /* 4 KB of parameters */
     if (!k)
         return nullptr;

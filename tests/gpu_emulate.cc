@@ -1073,6 +1073,7 @@ int g_tcwin_boxes[5]; /* problems by box shape (D rows 1, 2, 4, 8, 16) */
 int g_tcwin_chunks;   /* problems with several chunks of input channels */
 int g_tcwin_ragged;   /* problems with C_in/G not a multiple of the chunk */
 int g_tcwin_dilated;  /* problems with a dilation above 1 */
+int g_tcwin_vec;      /* problems with vector staging (tcw_vrows) */
 
 /* Random problems of 1-40 channels a group (C_out/G above 32 half the
  * time: several channel blocks), 9-40 inputs along W, both layouts, strides
@@ -1082,13 +1083,17 @@ int g_tcwin_dilated;  /* problems with a dilation above 1 */
 template <int MATH, class T>
 int run_tcwin_as(int i, convt3d_dtype type)
 {
-    const convt3d_layout layout = rand_in(0, 1) ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+    /* NCDHW every third problem (vector staging's layout), else either */
+    const convt3d_layout layout =
+        rand_in(0, 1) && i % 3 != 0 ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
     convt3d_problem prob = random_problem(40, i % 2 ? 72 : 40, 3, true, layout);
     /* W phases of 9-40 positions: both halves of a box row's m16 tile (the
      * second half, rows g + 8 of the A fragments, holds positions 8-15) */
     for (;;) {
         convt3d_problem q = prob;
         q.in_size[2] = rand_in(9, 40);
+        if (i % 3 != 2) /* W a multiple of 8: vector staging's rows (tcw_vrows) */
+            q.in_size[2] = 8 * rand_in(2, 5);
         if (convt3d_validate(&q) == CONVT3D_SUCCESS) {
             prob = q;
             break;
@@ -1100,10 +1105,17 @@ int run_tcwin_as(int i, convt3d_dtype type)
     char why[200];
     convt3d_shape typed_shape = d.s; /* the planner sizes a chunk by the data type */
     typed_shape.x_type = typed_shape.w_type = typed_shape.bias_type = typed_shape.y_type = type;
-    if (!plan_tcwin(&typed_shape, kH200.smem_optin, &p, &smem, why, sizeof why))
+    /* vector staging wherever it fits (every third problem: by element) */
+    if (!plan_tcwin(&typed_shape, kH200.smem_optin, i % 3 == 1 ? 0 : 1, &p, &smem, why,
+                    sizeof why))
         return -1;
     tc_tensors<MATH, T> ts(d, kTcwOcb, p.nocb);
     ts.point(p, d);
+    /* as the launch does for an x not 16-byte aligned: element staging in
+     * the vector plan's layout (every fifth problem) */
+    if (i % 5 == 4)
+        p.vec = 0;
+    g_tcwin_vec += p.vec;
     emulate_cluster(1, kTcwThreads, smem / sizeof(float), tcwin_body<MATH, T>, &p);
     const std::vector<float> yf = widened(ts.y);
     for (int k = 0; k < 5; k++)
@@ -1397,9 +1409,9 @@ int main(int argc, char **argv)
                g_fewout_cs[1], g_fewout_cs[2], g_fewout_cs[3], g_fewout_wide);
     if (tcwin)
         printf(" (boxes of 1/2/4/8/16 D rows: %d/%d/%d/%d/%d; %d with several chunks, %d with "
-               "C_in/G not a multiple of the chunk, %d dilated)",
+               "C_in/G not a multiple of the chunk, %d dilated, %d by 16-byte words)",
                g_tcwin_boxes[0], g_tcwin_boxes[1], g_tcwin_boxes[2], g_tcwin_boxes[3],
-               g_tcwin_boxes[4], g_tcwin_chunks, g_tcwin_ragged, g_tcwin_dilated);
+               g_tcwin_boxes[4], g_tcwin_chunks, g_tcwin_ragged, g_tcwin_dilated, g_tcwin_vec);
     if (shuffle)
         printf(" (%d on 16-byte copies of x, %d with several K steps, %d with C_in/G not a "
                "multiple of %d, %d with several output-channel blocks)",

@@ -741,6 +741,61 @@ static void test_igemm_half_runs(void)
     }
 }
 
+/* The tensor-core window kernel's vector staging (CONVT3D_CUDA_TCWIN=1):
+ * random NCDHW problems with W a multiple of 8 (every x row on a 16-byte
+ * word for f16 / bf16 and f32), 1-40 input channels a group (several
+ * chunks, ragged ones), strides up to 3, dilation, bias or not -- each
+ * through the f16, bf16, TF32 and 3xTF32 entries, on aligned device tensors
+ * (16-byte words) and on tensors one element past their allocation (the
+ * launch falls back to element staging in the same layout), with the
+ * mode's tolerance and the exact small-integer pass; y poisoned first. */
+static void test_tcwin_vec_staging(void)
+{
+    if (skip_without_gpu())
+        return;
+    static const convt3d_dtype types[] = {CONVT3D_F16, CONVT3D_BF16, CONVT3D_F32, CONVT3D_F32};
+    static const convt3d_math_mode maths[] = {CONVT3D_MATH_F32, CONVT3D_MATH_F32,
+                                              CONVT3D_MATH_TF32, CONVT3D_MATH_3XTF32};
+    static const char *const impls[] = {"cuda/f16_tcwin_mma", "cuda/bf16_tcwin_mma",
+                                        "cuda/tf32_tcwin_mma", "cuda/3xtf32_tcwin_mma"};
+    const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
+    const int count = count_env && *count_env ? (atoi(count_env) + 3) / 4 : 24;
+    rng r = rng_make(test_seed() * 43 + 17);
+    setenv("CONVT3D_CUDA_TCWIN", "1", 1);
+    for (int i = 0, tries = 0; i < count && tries < 400 * count; tries++) {
+        convt3d_problem p = random_problem(&r, 4e5, 40000);
+        p.layout = CONVT3D_LAYOUT_NCDHW;
+        p.groups = rng_int(&r, 1, 2);
+        p.in_channels = p.groups * rng_int(&r, 1, 40);
+        p.out_channels = p.groups * rng_int(&r, 1, 72);
+        p.in_size[2] = 8 * rng_int(&r, 1, 5);
+        const int k = i % 4;
+        p.x_type = p.w_type = p.bias_type = p.y_type = types[k];
+        convt3d_shape sh;
+        if (convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS || sh.macs > 3e6 ||
+            sh.y_elems > 400000)
+            continue;
+        convt3d_plan_options o;
+        convt3d_plan_options_init(&o);
+        o.math_mode = maths[k];
+        if (convt3d_implementation_applies(impls[k], &p, (convt3d_device){CONVT3D_DEVICE_CUDA, 0},
+                                           &o) != CONVT3D_SUCCESS)
+            continue;
+        for (int m = 0; m < 2; m++) {
+            const pointer_mode mode = m ? DEVICE_POINTERS_MISALIGNED : DEVICE_POINTERS;
+            const check_result res = check_implementation_math(
+                &p, (convt3d_device){CONVT3D_DEVICE_CUDA, 0}, impls[k], maths[k], rng_next(&r),
+                mode, mode_tolerance(types[k], maths[k], TOL));
+            if (!res.ok)
+                printf("\n  FAILED %s (16-byte staging, %s): %s", impls[k],
+                       m ? "misaligned" : "aligned", res.message);
+            CU_ASSERT(res.ok);
+        }
+        i++;
+    }
+    unsetenv("CONVT3D_CUDA_TCWIN");
+}
+
 /* The tensor-core shuffle kernel (taps that do not overlap: kernel = stride,
  * no padding): random such problems -- kernels of 1-3 a dim (up to 16 taps),
  * 1-80 channels a group on each side (several K steps, ragged ones, several
@@ -1206,6 +1261,9 @@ static const test_entry gpu_tests[] = {
      test_igemm_half_runs},
     {"cuda: tensor-core shuffle kernel (kernel = stride), every mode, aligned and misaligned",
      test_shuffle_kernel},
+    {"cuda: tensor-core window kernel by 16-byte words (CONVT3D_CUDA_TCWIN=1), every mode, "
+     "aligned and misaligned",
+     test_tcwin_vec_staging},
     {"cuda: plans with different tiles coexist", test_plans_coexist},
     {"cuda: caller's current device kept", test_current_device_kept},
     {"cuda: several GPUs (cuda:N)", test_several_gpus},

@@ -1,6 +1,7 @@
 /* The environment overrides (env.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "env.h"
 
@@ -19,6 +20,7 @@ cuda_overrides overrides_from_env(void)
     o.tile = env_value("CONVT3D_CUDA_TILE");
     o.igemm = env_value("CONVT3D_CUDA_IGEMM");
     o.fewout = env_value("CONVT3D_CUDA_FEWOUT");
+    o.tcwin = env_value("CONVT3D_CUDA_TCWIN");
     return o;
 }
 
@@ -56,6 +58,14 @@ bool parse_fewout(const char *text, int *cs)
     if (v != 1 && v != 2 && v != 4 && v != 8)
         return false;
     *cs = v;
+    return true;
+}
+
+bool parse_tcwin(const char *text, int *vec)
+{
+    if (!text || (strcmp(text, "0") != 0 && strcmp(text, "1") != 0))
+        return false;
+    *vec = text[0] - '0';
     return true;
 }
 

@@ -15,7 +15,10 @@
  *       and cluster size, where compiled (else ignored, with a note);
  *   CONVT3D_CUDA_FEWOUT=cs  the few-output kernel's largest cluster size
  *       (1, 2, 4 or 8; 1: small grids take more slices a block instead;
- *       else ignored, with a note).
+ *       else ignored, with a note);
+ *   CONVT3D_CUDA_TCWIN=0|1  the tensor-core window kernel's staging: 0 by
+ *       element (the default for now), 1 by 16-byte words wherever they
+ *       apply (NCDHW, W a multiple of 16 bytes, x 16-byte aligned) and fit.
  * Read once per plan creation (gpu.cu) and handed to the planners, which
  * stay pure functions of their arguments. */
 #ifndef CONVT3D_CUDA_COMMON_ENV_H
@@ -28,6 +31,7 @@ struct cuda_overrides {
     const char *tile;   /* CONVT3D_CUDA_TILE */
     const char *igemm;  /* CONVT3D_CUDA_IGEMM */
     const char *fewout; /* CONVT3D_CUDA_FEWOUT */
+    const char *tcwin;  /* CONVT3D_CUDA_TCWIN */
 };
 
 /* The overrides from the environment. */
@@ -43,6 +47,9 @@ bool parse_igemm(const char *text, int v[3]);
 
 /* Parses "cs" (1, 2, 4 or 8) into *cs; false if absent or malformed. */
 bool parse_fewout(const char *text, int *cs);
+
+/* Parses "0" or "1" into *vec; false if absent or malformed. */
+bool parse_tcwin(const char *text, int *vec);
 
 } // namespace ct3d
 

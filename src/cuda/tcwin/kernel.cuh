@@ -187,6 +187,121 @@ CT3D_DEV void tcw_stage_window(const tcw_params &p, const tcw_box &x, float *win
     }
 }
 
+/* ---- vector staging (p.vec) ------------------------------------------------
+ * The element staging above spends ~10 instructions a row step and one
+ * copy (f32) or two loads (half) an element, with lanes idle past the
+ * row's end; on half data the loads go through registers, so the warps wait
+ * on them before computing (H200 round 18: k3s1p1 f16 42% of the cycles on
+ * L1TEX).  With the window's W origin rounded down to 16 bytes (NCDHW, W a
+ * multiple of a word), a window row is whole 16-byte words of x, each
+ * wholly inside or outside x: one cp.async a word.  A thread owns the same
+ * words of every channel of every chunk of the box (tcw_vrows, set once a
+ * box), so a copy is an add and a cp.async.  Half data lands in a raw
+ * [channel][row][W] buffer and is paired (tcw_pair_rows) after it has
+ * arrived, while the next chunk's copies are in flight. */
+
+/* A thread's words of a channel's window: up to kTcwQSlots of them, and
+ * the channels it copies (cg, cg + cgs, ..). */
+struct tcw_vrows {
+    long long src[kTcwQSlots]; /* x offset from the chunk's channel 0; -1 outside x */
+    int dst[kTcwQSlots];       /* window position (element) of the word; -1 none */
+    int cg, cgs;
+};
+
+/* Elements a 16-byte word of the data type. */
+template <class T>
+struct tcw_word {
+    static constexpr int elems = 16 / (int)sizeof(T);
+};
+
+/* The window's first W input: lo rounded down to a word (VE elements, a
+ * power of two; two's complement rounds negative lo down too). */
+template <class T>
+CT3D_DEV int tcw_vec_w0(const tcw_box &x) { return x.lo[2] & ~(tcw_word<T>::elems - 1); }
+
+/* The thread's words: qn words a channel, kTcwThreads threads.  Few words
+ * (qn <= half the threads): the threads split into cgs groups of qn, group
+ * cg taking channels cg, cg + cgs, ..; else each thread takes words tid +
+ * s kTcwThreads of every channel. */
+template <class T>
+CT3D_DEV tcw_vrows tcw_vrows_of(const tcw_params &p, const tcw_box &x, int tid)
+{
+    constexpr int VE = tcw_word<T>::elems;
+    tcw_vrows v;
+    const int groups = p.qn <= kTcwThreads / 2 ? kTcwThreads / p.qn : 1;
+    v.cgs = groups;
+    v.cg = groups > 1 ? tid / p.qn : 0;
+    const int w0 = tcw_vec_w0<T>(x);
+    CT3D_UNROLL
+    for (int s = 0; s < kTcwQSlots; s++) {
+        const int q = groups > 1 ? (s == 0 && v.cg < groups ? tid - v.cg * p.qn : -1)
+                                 : tid + s * kTcwThreads;
+        v.dst[s] = -1;
+        v.src[s] = -1;
+        if (q < 0 || q >= p.qn)
+            continue;
+        const int row = q / p.nw, j = q - row * p.nw;
+        const int z = row / x.ext[1], yy = row - z * x.ext[1];
+        const int id = x.lo[0] + z, ih = x.lo[1] + yy, iw = w0 + j * VE;
+        v.dst[s] = row * p.ewp + j * VE;
+        if ((unsigned)id < (unsigned)p.in[0] && (unsigned)ih < (unsigned)p.in[1] &&
+            (unsigned)iw < (unsigned)p.in[2])
+            v.src[s] = (long long)id * p.xs[2] + (long long)ih * p.xs[3] + iw;
+    }
+    return v;
+}
+
+/* Copies channels [ic0, ic0 + nch) of the box's window, a 16-byte word at
+ * a time, into win ([channel][row][ewp] elements, channel pitch `pitch`
+ * elements); zeros outside x and past C_in/G. */
+template <class T>
+CT3D_DEV void tcw_copy_rows(const tcw_params &p, const tcw_box &x, const tcw_vrows &v, T *win,
+                            int pitch, int ic0, int nch)
+{
+    const T *xt = reinterpret_cast<const T *>(p.x);
+    const long long base = x.n * p.xs[0] + (long long)(x.g * p.cig + ic0) * p.xs[1];
+    CT3D_UNROLL
+    for (int s = 0; s < kTcwQSlots; s++) {
+        if (v.dst[s] < 0)
+            continue;
+        for (int c = v.cg; c < nch; c += v.cgs) {
+            const bool ok = v.src[s] >= 0 && ic0 + c < p.cig;
+            copy16(reinterpret_cast<float *>(win + c * pitch + v.dst[s]),
+                   reinterpret_cast<const float *>(ok ? xt + base + c * p.xs[1] + v.src[s] : xt),
+                   ok);
+        }
+    }
+}
+
+/* Half data: the raw window's channels 2k and 2k + 1 into the window words
+ * of pair k (the low half the even channel, as the k16 A fragment holds
+ * them), a word of 8 positions at a time. */
+CT3D_DEV void tcw_pair_rows(const tcw_params &p, const tcw_vrows &v, const unsigned short *raw,
+                            unsigned *win)
+{
+    const int rcs = p.cs; /* raw channel pitch (elements) = pair pitch (words) */
+    CT3D_UNROLL
+    for (int s = 0; s < kTcwQSlots; s++) {
+        if (v.dst[s] < 0)
+            continue;
+        for (int k = v.cg; k < kTcwCk; k += v.cgs) {
+            const uint4 a = *reinterpret_cast<const uint4 *>(raw + 2 * k * rcs + v.dst[s]);
+            const uint4 b = *reinterpret_cast<const uint4 *>(raw + (2 * k + 1) * rcs + v.dst[s]);
+            const unsigned av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
+            unsigned o[8];
+            CT3D_UNROLL
+            for (int e = 0; e < 4; e++) {
+                o[2 * e] = (av[e] & 0xffffu) | (bv[e] << 16);
+                o[2 * e + 1] = (av[e] >> 16) | (bv[e] & 0xffff0000u);
+            }
+            uint4 *dst = reinterpret_cast<uint4 *>(win + k * p.cs + v.dst[s]);
+            const uint4 lo = {o[0], o[1], o[2], o[3]}, hi = {o[4], o[5], o[6], o[7]};
+            dst[0] = lo;
+            dst[1] = hi;
+        }
+    }
+}
+
 /* The packed-weight tap index (kd kH + kh) kW + kw of each tap of the box's
  * phase, in tap order, into tapk (once per box: the weight copies of every
  * chunk read it instead of dividing). */
@@ -359,6 +474,75 @@ CT3D_DEV void tcw_store(const tcw_params &p, const tcw_box &x, const float (&acc
     }
 }
 
+/* The chunks of the box into acc with element staging, or vector staging
+ * of f32 data (the same loop: cp.async fills the window either way). */
+template <int MATH, class T>
+CT3D_DEV void tcw_chunks(const tcw_params &p, const tcw_box &x, float *smem, const int *tapk,
+                         const int (&arow)[2], float (&acc)[2][4][4], int tid)
+{
+    const int warp = tid >> 5, lane = tid & 31;
+    const int wofs = kTcwCk * p.cs;
+    const bool vec = sizeof(T) == sizeof(float) && p.vec;
+    tcw_vrows v;
+    if (vec)
+        v = tcw_vrows_of<T>(p, x, tid);
+    auto stage = [&](float *buf, int ic0) {
+        if (vec)
+            tcw_copy_rows<float>(p, x, v, buf, p.cs, ic0, kTcwCk);
+        else
+            tcw_stage_window<T>(p, x, buf, ic0, warp, lane);
+        tcw_stage_weights<T>(p, x, tapk, buf + wofs, ic0, tid);
+        copy_commit();
+    };
+    stage(smem, 0);
+    for (int c = 0; c < p.nchunks; c++) {
+        const float *cur = smem + (c & 1) * p.stage_floats;
+        if (c + 1 < p.nchunks) {
+            stage(smem + ((c + 1) & 1) * p.stage_floats, (c + 1) * p.ck);
+            copy_wait_groups<1>();
+        } else {
+            copy_wait_groups<0>();
+        }
+        CT3D_SYNC();
+        if constexpr (MATH == TCW_HALF)
+            tcw_compute_half<T>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+        else
+            tcw_compute<MATH>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+        CT3D_SYNC(); /* the next chunk's copies overwrite this stage */
+    }
+}
+
+/* The chunks of the box into acc with vector staging of half data: chunk
+ * c + 1's raw window and weights are copied while chunk c is paired and
+ * computed.  One raw buffer: chunk c is paired into its stage's window
+ * before chunk c + 1's copies are issued (two barriers a chunk). */
+template <class T>
+CT3D_DEV void tcw_chunks_half_vec(const tcw_params &p, const tcw_box &x, float *smem,
+                                  const int *tapk, const int (&arow)[2], float (&acc)[2][4][4],
+                                  int tid)
+{
+    const int lane = tid & 31;
+    const int wofs = kTcwCk * p.cs;
+    unsigned short *raw = reinterpret_cast<unsigned short *>(smem + 2 * p.stage_floats);
+    const tcw_vrows v = tcw_vrows_of<T>(p, x, tid);
+    auto copy = [&](int c) {
+        tcw_copy_rows<unsigned short>(p, x, v, raw, p.cs, c * p.ck, p.ck);
+        tcw_stage_weights<T>(p, x, tapk, smem + (c & 1) * p.stage_floats + wofs, c * p.ck, tid);
+        copy_commit();
+    };
+    copy(0);
+    for (int c = 0; c < p.nchunks; c++) {
+        float *cur = smem + (c & 1) * p.stage_floats;
+        copy_wait_groups<0>();
+        CT3D_SYNC(); /* chunk c has landed; chunk c - 1's compute is done */
+        tcw_pair_rows(p, v, raw, reinterpret_cast<unsigned *>(cur));
+        CT3D_SYNC(); /* chunk c is paired; the raw buffer is free */
+        if (c + 1 < p.nchunks)
+            copy(c + 1);
+        tcw_compute_half<T>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+    }
+}
+
 /* Block b of the grid (params.h for the order). */
 template <int MATH, class T>
 CT3D_DEV void tcw_block(const tcw_params &p, float *smem, int tid, long long b)
@@ -372,37 +556,25 @@ CT3D_DEV void tcw_block(const tcw_params &p, float *smem, int tid, long long b)
         for (int nt = 0; nt < 4; nt++)
             for (int e = 0; e < 4; e++)
                 acc[mt][nt][e] = 0.0f;
+    /* vector staging puts input lo[2] at column lo[2] - w0 of the window */
+    const int wshift = p.vec ? x.lo[2] - tcw_vec_w0<T>(x) : 0;
     int arow[2];
     for (int mt = 0; mt < 2; mt++) {
         const int rr = 2 * warp + mt, dd = rr / p.th, hh = rr - dd * p.th;
-        arow[mt] = (dd * x.ext[1] + hh) * p.ewp + g;
+        arow[mt] = (dd * x.ext[1] + hh) * p.ewp + g + wshift;
     }
     if (x.taps > 0) {
-        const int wofs = kTcwCk * p.cs;
-        int *tapk = reinterpret_cast<int *>(smem + 2 * p.stage_floats);
+        int *tapk = reinterpret_cast<int *>(smem + 2 * p.stage_floats + p.raw_floats);
         tcw_tap_table(p, x, tapk, tid);
         CT3D_SYNC();
-        tcw_stage_window<T>(p, x, smem, 0, warp, lane);
-        tcw_stage_weights<T>(p, x, tapk, smem + wofs, 0, tid);
-        copy_commit();
-        for (int c = 0; c < p.nchunks; c++) {
-            const float *cur = smem + (c & 1) * p.stage_floats;
-            if (c + 1 < p.nchunks) {
-                float *next = smem + ((c + 1) & 1) * p.stage_floats;
-                tcw_stage_window<T>(p, x, next, (c + 1) * p.ck, warp, lane);
-                tcw_stage_weights<T>(p, x, tapk, next + wofs, (c + 1) * p.ck, tid);
-                copy_commit();
-                copy_wait_groups<1>();
-            } else {
-                copy_wait_groups<0>();
+        bool done = false;
+        if constexpr (MATH == TCW_HALF)
+            if (p.vec) {
+                tcw_chunks_half_vec<T>(p, x, smem, tapk, arow, acc, tid);
+                done = true;
             }
-            CT3D_SYNC();
-            if constexpr (MATH == TCW_HALF)
-                tcw_compute_half<T>(p, x, cur, cur + wofs, arow, acc, lane, tid);
-            else
-                tcw_compute<MATH>(p, x, cur, cur + wofs, arow, acc, lane, tid);
-            CT3D_SYNC(); /* the next chunk's copies overwrite this stage */
-        }
+        if (!done)
+            tcw_chunks<MATH, T>(p, x, smem, tapk, arow, acc, tid);
     }
     tcw_store<T>(p, x, acc, warp, lane);
 }

@@ -45,6 +45,9 @@ constexpr int kTcwBPitch = kTcwOcb + 8; /* elements a weight row: fragments conf
                                            (f32 loads; 16-bit ldmatrix rows 80 bytes apart) */
 constexpr int kTcwMaxTaps = 64;  /* taps of a phase (product over the dims) */
 constexpr int kTcwMaxStride = 8; /* phase tables per dim */
+/* Vector staging: 16-byte words of a channel's window a thread copies (the
+ * planner keeps qn within kTcwQSlots * kTcwThreads, else stages by element). */
+constexpr int kTcwQSlots = 2;
 
 /* The inner products (template parameter MATH). */
 enum tcw_math {
@@ -72,6 +75,15 @@ struct tcw_params {
     int maxtaps;         /* taps of the heaviest phase */
     int stage_floats;    /* one stage: window (8 cs) + weights (maxtaps 8 kTcwBPitch words:
                             ck channels of 4 or 2 bytes) */
+    /* Vector staging (tcw_vrows, kernel.cuh): the window's W origin rounded down to 16
+     * bytes, so that each window row is whole 16-byte words of x, copied by cp.async.
+     * vec: on (the planner's choice; the launch clears it where x is not 16-byte
+     * aligned, and the element staging then fills the same layout). */
+    int vec;
+    int nw;              /* 16-byte words a window row (ewp = nw * 16 / element bytes) */
+    int qn;              /* words of one channel of a window: ed * eh * nw */
+    int raw_floats;      /* half data: the raw window, [16 channels][ed eh ewp] 16-bit
+                            elements, between the two stages and the tap table (0: none) */
     long long nblocks;
 };
 

@@ -63,10 +63,48 @@ int best_box_d(const dim_most &md, const dim_most &mh, int dmd, int dmh, int tap
     return best;
 }
 
+/* Vector staging (kernel.cuh, tcw_vrows) is taken only when asked for
+ * (CONVT3D_CUDA_TCWIN=1) until it has been timed on a GPU: it was built and
+ * checked in the emulator in round 25, a session without a device. */
+constexpr bool kTcwVecByDefault = false;
+
+/* Whether vector staging can take the problem: NCDHW (a window row is a
+ * run of x) with W a multiple of a 16-byte word, so that every row of x
+ * starts on a word boundary (given x does: the launch checks). */
+bool vec_layout_suits(const convt3d_shape *s, int elem)
+{
+    return s->layout == CONVT3D_LAYOUT_NCDHW && s->in[2] % (16 / elem) == 0;
+}
+
+/* The window's row pitch, channel pitch, stage and raw buffer for element
+ * (vec false) or vector staging, and the bytes a block needs in all.  A
+ * vector window row holds the words that cover the box's inputs from any
+ * W origin: ceil((ew + VE - 1) / VE) of them. */
+void size_layout(tcw_params &p, int elem, bool vec, long long *bytes)
+{
+    const int ve = 16 / elem;
+    p.vec = vec;
+    p.nw = vec ? (p.ew + 2 * ve - 2) / ve : 0;
+    p.ewp = vec ? p.nw * ve : p.ew;
+    p.qn = p.ed * p.eh * p.nw;
+    if (p.qn > kTcwQSlots * kTcwThreads) { /* more words than the threads' slots */
+        p.vec = 0;
+        p.nw = p.qn = 0;
+        p.ewp = p.ew;
+    }
+    p.cs = channel_pitch((long long)p.ed * p.eh * p.ewp);
+    p.stage_floats = kTcwCk * p.cs + p.maxtaps * kTcwCk * kTcwBPitch;
+    /* half data: 16 channels of 16-bit elements, channel pitch cs elements */
+    p.raw_floats = p.vec && elem == 2 ? kTcwCk * p.cs : 0;
+    /* two stages, the raw window, then the tap table (ints, 16-byte rounded) */
+    *bytes = (2LL * p.stage_floats + p.raw_floats) * (long long)sizeof(float) +
+             (p.maxtaps + 3) / 4 * 16;
+}
+
 } // namespace
 
-bool plan_tcwin(const convt3d_shape *s, int smem_optin, tcw_params *p, size_t *smem, char *why,
-                size_t why_size)
+bool plan_tcwin(const convt3d_shape *s, int smem_optin, int vec, tcw_params *p, size_t *smem,
+                char *why, size_t why_size)
 {
     memset(p, 0, sizeof *p);
     if (!int_indexable(s, why, why_size))
@@ -107,11 +145,16 @@ bool plan_tcwin(const convt3d_shape *s, int smem_optin, tcw_params *p, size_t *s
     p->ed = rows[0] + halo_of(m[0], p->dm[0]);
     p->eh = rows[1] + halo_of(m[1], p->dm[1]);
     p->ew = rows[2] + halo_of(m[2], p->dm[2]);
-    p->ewp = p->ew;
-    const long long cs = channel_pitch((long long)p->ed * p->eh * p->ewp);
-    const long long stage = kTcwCk * cs + (long long)taps * kTcwCk * kTcwBPitch;
-    /* two stages, then the tap table (ints, 16-byte rounded) */
-    const long long bytes = 2 * stage * (long long)sizeof(float) + (taps + 3) / 4 * 16;
+    const int elem = (int)convt3d_dtype_size(s->x_type);
+    long long bytes = 0;
+    if ((vec > 0 || (vec < 0 && kTcwVecByDefault)) && vec_layout_suits(s, elem)) {
+        size_layout(*p, elem, true, &bytes);
+        /* automatically only while two blocks still fit a multiprocessor */
+        if (bytes > smem_optin || (vec < 0 && bytes > smem_optin / 2))
+            p->vec = 0;
+    }
+    if (!p->vec)
+        size_layout(*p, elem, false, &bytes);
     if (bytes > smem_optin) {
         snprintf(why, why_size, "a window of %d x %d x %d and %d taps' weights need %lld B of "
                  "shared memory a block, above %d", p->ed, p->eh, p->ew, taps, bytes, smem_optin);
@@ -121,8 +164,6 @@ bool plan_tcwin(const convt3d_shape *s, int smem_optin, tcw_params *p, size_t *s
         snprintf(why, why_size, "%lld blocks, at most 2^40", blocks);
         return false;
     }
-    p->cs = (int)cs;
-    p->stage_floats = (int)stage;
     p->nblocks = blocks;
     *smem = (size_t)bytes;
     return true;
@@ -141,7 +182,7 @@ bool tcwin_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const de
     (void)e;
     tcw_params p;
     size_t smem;
-    return plan_tcwin(s, lim.smem_optin, &p, &smem, why, why_size);
+    return plan_tcwin(s, lim.smem_optin, 0, &p, &smem, why, why_size);
 }
 
 /* The share of the positions a plan's boxes compute that are outputs of
@@ -233,7 +274,7 @@ bool tcwin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
 {
     tcw_params p;
     size_t smem;
-    if (!plan_tcwin(s, lim.smem_optin, &p, &smem, why, why_size))
+    if (!plan_tcwin(s, lim.smem_optin, -1, &p, &smem, why, why_size))
         return true;
     const long long phases = s->s[0] * s->s[1] * s->s[2];
     const bool half = tcwin_entry_math(e) == TCW_HALF;
@@ -257,11 +298,13 @@ bool tcwin_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_l
                       const cuda_overrides &ov, plan_mode mode, cuda_plan *k, char *why,
                       size_t why_size)
 {
-    (void)ov;
     (void)mode;
     tcwin_plan *tp = family_params<tcwin_plan>(*k);
     memset(tp, 0, sizeof *tp);
-    if (!plan_tcwin(s, lim.smem_optin, &tp->p, &k->smem_bytes, why, why_size))
+    int vec = -1;
+    if (ov.tcwin && !parse_tcwin(ov.tcwin, &vec))
+        fprintf(stderr, "convt3d: CONVT3D_CUDA_TCWIN=%s ignored (0 or 1)\n", ov.tcwin);
+    if (!plan_tcwin(s, lim.smem_optin, vec, &tp->p, &k->smem_bytes, why, why_size))
         return false;
     tp->math = tcwin_entry_math(e);
     k->ocb = kTcwOcb;
@@ -275,10 +318,10 @@ void tcwin_entry_describe(const cuda_plan &k, char *buf, size_t size)
 {
     const tcw_params &p = family_params<tcwin_plan>(k)->p;
     snprintf(buf, size, "%s: boxes of %d x %d x %d positions x %d channels, windows of %d x %d "
-             "x %d, up to %d taps a phase, %d chunks of %d input channels, %lld blocks, %zu B "
-             "shared",
-             k.impl->name, p.td, p.th, kTcwW, kTcwOcb, p.ed, p.eh, p.ew, p.maxtaps, p.nchunks,
-             p.ck, k.blocks, k.smem_bytes);
+             "x %d (%s staging), up to %d taps a phase, %d chunks of %d input channels, %lld "
+             "blocks, %zu B shared",
+             k.impl->name, p.td, p.th, kTcwW, kTcwOcb, p.ed, p.eh, p.ew,
+             p.vec ? "16-byte" : "element", p.maxtaps, p.nchunks, p.ck, k.blocks, k.smem_bytes);
 }
 
 } // namespace ct3d
