@@ -1124,8 +1124,8 @@ int run_tcwin_as(int i, convt3d_dtype type)
     g_tcwin_ragged += d.s.cig % p.ck != 0;
     g_tcwin_dilated += p.dm[0] > 1 || p.dm[1] > 1 || p.dm[2] > 1;
     char what[96];
-    snprintf(what, sizeof what, "tcwin %s %s box %dx%dx%d", tc_math_name(MATH),
-             convt3d_dtype_name(type), p.td, p.th, kTcwW);
+    snprintf(what, sizeof what, "tcwin %s %s box %dx%dx%d, %s staging", tc_math_name(MATH),
+             convt3d_dtype_name(type), p.td, p.th, kTcwW, p.vec ? "16-byte" : "element");
     return check(d, yf, what, tc_tolerance(MATH, type)) ? 0 : 1;
 }
 
