@@ -541,10 +541,12 @@ static void cpu_lanes_choice(void)
     CU_ASSERT(strstr(name, "_iclanes_ncdhw__") == NULL);
 }
 
-/* NCDHW with 1-4 output channels a group and a long enough sum over input
- * channels (C_in/G >= 4 for one, >= 8 C_out/G for 2-4) runs on the column
- * GEMM (cpu_colg_worthwhile), kernel 1x1x1 stays on the pointwise GEMM, and
- * CONVT3D_CPU_COLG=0 turns it off. */
+/* NCDHW with 1-8 output channels a group and a long enough sum over input
+ * channels (C_in/G >= 4 for one, >= 8 C_out/G for 2-8), or depthwise (one
+ * channel each side), runs on the column GEMM (cpu_colg_worthwhile), kernel
+ * 1x1x1 stays on the pointwise GEMM, and CONVT3D_CPU_COLG=0 turns it off.
+ * Each case the walk gives the column GEMM runs against the reference,
+ * output poisoned, with and without bias. */
 static void cpu_colg_choice(void)
 {
     const target *cpu = &targets[T_CPU];
@@ -556,9 +558,20 @@ static void cpu_colg_choice(void)
         {"mb1 ic16 oc1 g1 in5x6x7 k3x3x3 s1x2x3 p0x0x1 op0x0x0", 1},     /* random_6 */
         {"mb1 ic4 oc1 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 1},
         {"mb1 ic3 oc1 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
+        {"mb1 ic2 oc1 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
         {"mb1 ic64 oc4 g1 in5x6x7 k3x3x3 s3x3x3 p0x0x0 op0x0x0", 1},
         {"mb1 ic24 oc4 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
-        {"mb1 ic512 oc5 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
+        /* 5-8 output channels a group with C_in/G >= 8 C_out/G (round 25) */
+        {"mb1 ic512 oc5 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 1},
+        {"mb2 ic124 oc7 g1 in4x9x13 k2x2x2 s3x1x2 p1x0x1 op0x0x0", 1}, /* random_96 */
+        {"mb1 ic64 oc8 g1 in5x6x7 k1x2x3 s2x2x2 p0x0x0 op1x0x1", 1},
+        {"mb1 ic63 oc8 g1 in5x6x7 k1x2x3 s2x2x2 p0x0x0 op1x0x1", 0},
+        {"mb1 ic512 oc9 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
+        /* depthwise (round 25): random_77 of seed 1, 64 groups, k2 s3, and
+         * dilated 2 (random_44) */
+        {"mb2 ic64 oc64 g64 in4x7x15 k2x2x2 s3x3x3 p0x0x0 op0x0x1", 1},
+        {"mb1 ic11 oc11 g11 in6x8x11 k3x3x3 s2x2x2 p0x0x0 op0x0x1 l2x2x2", 1},
+        {"mb1 ic8 oc16 g8 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
         {"mb1 ic128 oc2 g1 in5x6x7 k1x1x1 s2x2x2 p0x0x0 op0x0x0", 0},
     };
     char name[160];
@@ -577,6 +590,11 @@ static void cpu_colg_choice(void)
         CU_ASSERT_FATAL(plan_kernel_in(cpu, cases[i].desc, CONVT3D_LAYOUT_NDHWC, name,
                                        sizeof name));
         CU_ASSERT(strstr(name, "_colgemm_") == NULL);
+        convt3d_problem p = parse_problem(cases[i].desc);
+        for (int b = 0; cases[i].colg && b < 2; b++) {
+            p.has_bias = b;
+            check_on(cpu, &p, 91 + (uint64_t)(2 * i + b), cases[i].desc);
+        }
     }
     const target off = {"cpu without the column GEMM", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
                         {{"CONVT3D_CPU_COLG", "0"}}};
