@@ -541,10 +541,12 @@ static void cpu_lanes_choice(void)
     CU_ASSERT(strstr(name, "_iclanes_ncdhw__") == NULL);
 }
 
-/* NCDHW with 1-4 output channels a group and a long enough sum over input
- * channels (C_in/G >= 4 for one, >= 8 C_out/G for 2-4) runs on the column
- * GEMM (cpu_colg_worthwhile), kernel 1x1x1 stays on the pointwise GEMM, and
- * CONVT3D_CPU_COLG=0 turns it off. */
+/* NCDHW with 1-8 output channels a group and a long enough sum over input
+ * channels (C_in/G >= 4 for one, >= 8 C_out/G for 2-8), or depthwise (one
+ * channel each side), runs on the column GEMM (cpu_colg_worthwhile), kernel
+ * 1x1x1 stays on the pointwise GEMM, and CONVT3D_CPU_COLG=0 turns it off.
+ * Each case the walk gives the column GEMM runs against the reference,
+ * output poisoned, with and without bias. */
 static void cpu_colg_choice(void)
 {
     const target *cpu = &targets[T_CPU];
@@ -556,9 +558,20 @@ static void cpu_colg_choice(void)
         {"mb1 ic16 oc1 g1 in5x6x7 k3x3x3 s1x2x3 p0x0x1 op0x0x0", 1},     /* random_6 */
         {"mb1 ic4 oc1 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 1},
         {"mb1 ic3 oc1 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
+        {"mb1 ic2 oc1 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
         {"mb1 ic64 oc4 g1 in5x6x7 k3x3x3 s3x3x3 p0x0x0 op0x0x0", 1},
         {"mb1 ic24 oc4 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
-        {"mb1 ic512 oc5 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
+        /* 5-8 output channels a group with C_in/G >= 8 C_out/G (round 25) */
+        {"mb1 ic512 oc5 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 1},
+        {"mb2 ic124 oc7 g1 in4x9x13 k2x2x2 s3x1x2 p1x0x1 op0x0x0", 1}, /* random_96 */
+        {"mb1 ic64 oc8 g1 in5x6x7 k1x2x3 s2x2x2 p0x0x0 op1x0x1", 1},
+        {"mb1 ic63 oc8 g1 in5x6x7 k1x2x3 s2x2x2 p0x0x0 op1x0x1", 0},
+        {"mb1 ic512 oc9 g1 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
+        /* depthwise (round 25): random_77 of seed 1, 64 groups, k2 s3, and
+         * dilated 2 (random_44) */
+        {"mb2 ic64 oc64 g64 in4x7x15 k2x2x2 s3x3x3 p0x0x0 op0x0x1", 1},
+        {"mb1 ic11 oc11 g11 in6x8x11 k3x3x3 s2x2x2 p0x0x0 op0x0x1 l2x2x2", 1},
+        {"mb1 ic8 oc16 g8 in5x6x7 k3x3x3 s2x2x2 p1x1x1 op0x0x0", 0},
         {"mb1 ic128 oc2 g1 in5x6x7 k1x1x1 s2x2x2 p0x0x0 op0x0x0", 0},
     };
     char name[160];
@@ -577,6 +590,11 @@ static void cpu_colg_choice(void)
         CU_ASSERT_FATAL(plan_kernel_in(cpu, cases[i].desc, CONVT3D_LAYOUT_NDHWC, name,
                                        sizeof name));
         CU_ASSERT(strstr(name, "_colgemm_") == NULL);
+        convt3d_problem p = parse_problem(cases[i].desc);
+        for (int b = 0; cases[i].colg && b < 2; b++) {
+            p.has_bias = b;
+            check_on(cpu, &p, 91 + (uint64_t)(2 * i + b), cases[i].desc);
+        }
     }
     const target off = {"cpu without the column GEMM", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
                         {{"CONVT3D_CPU_COLG", "0"}}};
@@ -585,7 +603,9 @@ static void cpu_colg_choice(void)
 }
 
 /* NDHWC problems whose groups leave vectors idle run on the kernels that
- * lay the lanes across groups, or, with few output channels and a vector
+ * lay the lanes across groups (where there are several groups; the cases
+ * of one group that now run on the gather tile are checked against the
+ * reference, with and without bias), or, with few output channels and a vector
  * of input channels or more a group, on the tile with the input channels
  * in its lanes, or, with fewer output channels than a vector and enough
  * work, on the W-lane tile over transposed rows; the rest stay on the tile
@@ -603,7 +623,12 @@ static void cpu_ndhwc_choice(void)
         {"mb1 ic128 oc10 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_transposed_ndhwc__"},
         {"mb1 ic128 oc4 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_iclanes_ndhwc__"},
         {"mb1 ic256 oc1 g1 in3x4x20 k4x4x4 s2x2x2 p1x1x1 op0x0x0", "_iclanes_ndhwc__"},
-        {"mb1 ic4 oc2 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_grouplanes_ndhwc__"},
+        /* one group of few output channels: no groups to lay across the
+         * lanes, the gather tile's broadcasts beat the grouped lanes'
+         * permutes (round 25: random_100, 4 -> 11; random_132, 8 -> 4) */
+        {"mb1 ic4 oc2 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_gather_ndhwc__"},
+        {"mb2 ic4 oc11 g1 in5x6x8 k4x4x4 s2x3x1 p0x2x0 op1x0x0", "_gather_ndhwc__"},
+        {"mb1 ic1 oc3 g1 in4x5x9 k2x5x2 s2x2x2 p0x1x0 op0x0x1", "_gather_ndhwc__"},
         /* kernel 1x1x1: the pointwise GEMM, unless groups of few output
          * channels leave its lanes idle (then the lanes across groups) */
         {"mb1 ic16 oc31 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
@@ -634,8 +659,9 @@ static void cpu_ndhwc_choice(void)
         CU_ASSERT(strstr(name, kind) != NULL);
         convt3d_plan_destroy(plan);
         free(w);
-        if (p.in_channels == 1 && p.out_channels == 1)
-            for (int b = 0; b < 2; b++) { /* computed as NCDHW, checked as given */
+        if ((p.in_channels == 1 && p.out_channels == 1) ||
+            (p.groups == 1 && strstr(cases[i].kind, "_gather_ndhwc__")))
+            for (int b = 0; b < 2; b++) { /* one channel: computed as NCDHW, checked as given */
                 p.has_bias = b;
                 check_on(cpu, &p, 77 + (uint64_t)i, cases[i].desc);
             }

@@ -315,28 +315,36 @@ int cpu_ndhwc_tr_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, 
     return 1;
 }
 
-/* The column GEMM against the gather tiles (bench/NOTES.md round 23):
- * those share each x vector among their C_out/G output channels, so their
- * loads per FMA fall as C_out/G grows, while each z element of the column
- * GEMM costs a store and an add on top of its C_in/G x kd-taps FMAs.  With
- * one output channel a group the gather tiles run an x load an FMA and the
- * column GEMM won every problem with C_in/G >= 4 (seeds 1 and 2 of
- * --random, Zen 4: 18 of 18, 1.24-4.3x); with 2-4 it needs the longer sum
- * C_in/G >= 8 C_out/G (seed 1: 11 of 11, then seed 2 out of sample: 5 of
- * 5; at C_out/G = 4 and C_in/G 16-27 it lost 3 of 3, 0.75-0.79x).  From 5
- * output channels the gather tiles won about half: never taken. */
+/* The column GEMM against the gather tiles (bench/NOTES.md rounds 23 and
+ * 25): those share each x vector among their C_out/G output channels, so
+ * their loads per FMA fall as C_out/G grows, while each z element of the
+ * column GEMM costs a store and an add on top of its C_in/G x kd-taps FMAs.
+ * With one output channel a group the gather tiles run an x load an FMA and
+ * the column GEMM won every problem with C_in/G >= 4 (seeds 1 and 2 of
+ * --random, Zen 4: 18 of 18, 1.24-4.3x); with 2-8 it needs the longer sum
+ * C_in/G >= 8 C_out/G (2-4, round 23: seed 1 11 of 11, seed 2 5 of 5; 5-8,
+ * round 25, once the row tiles split M evenly: 12 of 12 on seeds 1, 2, 4,
+ * 5, 1.0-2.1x); at C_out/G = 4 and C_in/G 16-27 it lost 3 of 3 (0.75-0.79x).
+ * Depthwise (one channel each side) it shares each x vector among the kH x
+ * kW taps where the gather tile loads it once a tap: round 25, 44 of 51
+ * faster, geometric mean 1.39x; with 2-3 input channels and one output
+ * channel it lost 3 of 3 (0.76-0.92x), so those stay on the gather tile.
+ * From 9 output channels the gather tiles won about half: never taken. */
 int cpu_colg_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, char *why,
                         size_t why_size)
 {
     (void)lim;
-    if (s->cog > 4) {
-        snprintf(why, why_size, "C_out/G=%lld (taken for 1-4)", (long long)s->cog);
+    if (s->cog > 8) {
+        snprintf(why, why_size, "C_out/G=%lld (taken for 1-8)", (long long)s->cog);
         return 0;
     }
+    if (s->cog == 1 && s->cig == 1)
+        return 1;
     const int64_t need = s->cog == 1 ? 4 : 8 * s->cog;
     if (s->cig < need) {
-        snprintf(why, why_size, "C_in/G=%lld for C_out/G=%lld (it needs >= %lld)",
-                 (long long)s->cig, (long long)s->cog, (long long)need);
+        snprintf(why, why_size, "C_in/G=%lld for C_out/G=%lld (it needs >= %lld%s)",
+                 (long long)s->cig, (long long)s->cog, (long long)need,
+                 s->cog == 1 ? ", or 1" : "");
         return 0;
     }
     return 1;
