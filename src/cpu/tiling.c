@@ -327,9 +327,25 @@ int cpu_ndhwc_tr_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, 
  * 5, 1.0-2.1x); at C_out/G = 4 and C_in/G 16-27 it lost 3 of 3 (0.75-0.79x).
  * Depthwise (one channel each side) it shares each x vector among the kH x
  * kW taps where the gather tile loads it once a tap: round 25, 44 of 51
- * faster, geometric mean 1.39x; with 2-3 input channels and one output
+ * faster, geometric mean 1.39x (but not at W stride 2 with 3+ W taps:
+ * depthwise_colg_worthwhile); with 2-3 input channels and one output
  * channel it lost 3 of 3 (0.76-0.92x), so those stay on the gather tile.
  * From 9 output channels the gather tiles won about half: never taken. */
+/* Depthwise, except at W stride 2 with 3 or more W taps: there the gather
+ * tile's phases of two W vectors held their ground (round 25, 13 such
+ * problems of seeds 1-3 of --random, 1 thread: the column GEMM 0.81-0.95x
+ * on 9, 1.32-1.63x on 4, geometric mean 1.02x; the suite's depthwise shape,
+ * k3 s2, 2 threads: 0.80x, 12.0 -> 9.8 GFLOP/s, Zen 4). */
+static int depthwise_colg_worthwhile(const convt3d_shape *s, char *why, size_t why_size)
+{
+    if (s->s[2] == 2 && s->k[2] >= 3) {
+        snprintf(why, why_size, "depthwise at W stride 2 with %lld W taps (the gather tile's)",
+                 (long long)s->k[2]);
+        return 0;
+    }
+    return 1;
+}
+
 int cpu_colg_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, char *why,
                         size_t why_size)
 {
@@ -339,7 +355,7 @@ int cpu_colg_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, char
         return 0;
     }
     if (s->cog == 1 && s->cig == 1)
-        return 1;
+        return depthwise_colg_worthwhile(s, why, why_size);
     const int64_t need = s->cog == 1 ? 4 : 8 * s->cog;
     if (s->cig < need) {
         snprintf(why, why_size, "C_in/G=%lld for C_out/G=%lld (it needs >= %lld%s)",
