@@ -741,6 +741,35 @@ static void test_igemm_half_runs(void)
     }
 }
 
+/* The four inner products of a tensor-core family's entries, in the order
+ * of their names in the tests below: f16 and bf16 data, TF32 and 3xTF32
+ * on f32 data. */
+static const convt3d_dtype tc_types[] = {CONVT3D_F16, CONVT3D_BF16, CONVT3D_F32, CONVT3D_F32};
+static const convt3d_math_mode tc_maths[] = {CONVT3D_MATH_F32, CONVT3D_MATH_F32,
+                                             CONVT3D_MATH_TF32, CONVT3D_MATH_3XTF32};
+
+/* impl (inner product k of tc_types / tc_maths) forced on p in that type,
+ * on aligned device tensors and on tensors one element past their
+ * allocation, each against the reference with the mode's tolerance and the
+ * exact small-integer pass; how many of the two passed. */
+static int check_tc_both_alignments(convt3d_problem *p, const char *impl, int k, rng *r)
+{
+    p->x_type = p->w_type = p->bias_type = p->y_type = tc_types[k];
+    int passed = 0;
+    for (int m = 0; m < 2; m++) {
+        const pointer_mode mode = m ? DEVICE_POINTERS_MISALIGNED : DEVICE_POINTERS;
+        const uint64_t seed = rng_next(r);
+        const check_result res = check_implementation_math(
+            p, (convt3d_device){CONVT3D_DEVICE_CUDA, 0}, impl, tc_maths[k], seed, mode,
+            mode_tolerance(tc_types[k], tc_maths[k], TOL));
+        if (!res.ok)
+            printf("\n  FAILED %s (%s)", impl, m ? "misaligned" : "aligned");
+        assert_check(&res, p, seed);
+        passed += res.ok;
+    }
+    return passed;
+}
+
 /* The tensor-core window kernel's vector staging (CONVT3D_CUDA_TCWIN=1):
  * random NCDHW problems with W a multiple of 8 (every x row on a 16-byte
  * word for f16 / bf16 and f32), 1-40 input channels a group (several
@@ -753,14 +782,12 @@ static void test_tcwin_vec_staging(void)
 {
     if (skip_without_gpu())
         return;
-    static const convt3d_dtype types[] = {CONVT3D_F16, CONVT3D_BF16, CONVT3D_F32, CONVT3D_F32};
-    static const convt3d_math_mode maths[] = {CONVT3D_MATH_F32, CONVT3D_MATH_F32,
-                                              CONVT3D_MATH_TF32, CONVT3D_MATH_3XTF32};
     static const char *const impls[] = {"cuda/f16_tcwin_mma", "cuda/bf16_tcwin_mma",
                                         "cuda/tf32_tcwin_mma", "cuda/3xtf32_tcwin_mma"};
     const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
-    const int count = count_env && *count_env ? (atoi(count_env) + 3) / 4 : 24;
-    rng r = rng_make(test_seed() * 43 + 17);
+    const int count = count_env && *count_env ? (atoi(count_env) + 3) / 4 * 4 : 24;
+    rng r = rng_make(test_seed() * 47 + 19);
+    int ran = 0;
     setenv("CONVT3D_CUDA_TCWIN", "1", 1);
     for (int i = 0, tries = 0; i < count && tries < 400 * count; tries++) {
         convt3d_problem p = random_problem(&r, 4e5, 40000);
@@ -770,30 +797,22 @@ static void test_tcwin_vec_staging(void)
         p.out_channels = p.groups * rng_int(&r, 1, 72);
         p.in_size[2] = 8 * rng_int(&r, 1, 5);
         const int k = i % 4;
-        p.x_type = p.w_type = p.bias_type = p.y_type = types[k];
+        p.x_type = p.w_type = p.bias_type = p.y_type = tc_types[k];
         convt3d_shape sh;
         if (convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS || sh.macs > 3e6 ||
             sh.y_elems > 400000)
             continue;
         convt3d_plan_options o;
         convt3d_plan_options_init(&o);
-        o.math_mode = maths[k];
+        o.math_mode = tc_maths[k];
         if (convt3d_implementation_applies(impls[k], &p, (convt3d_device){CONVT3D_DEVICE_CUDA, 0},
                                            &o) != CONVT3D_SUCCESS)
             continue;
-        for (int m = 0; m < 2; m++) {
-            const pointer_mode mode = m ? DEVICE_POINTERS_MISALIGNED : DEVICE_POINTERS;
-            const check_result res = check_implementation_math(
-                &p, (convt3d_device){CONVT3D_DEVICE_CUDA, 0}, impls[k], maths[k], rng_next(&r),
-                mode, mode_tolerance(types[k], maths[k], TOL));
-            if (!res.ok)
-                printf("\n  FAILED %s (16-byte staging, %s): %s", impls[k],
-                       m ? "misaligned" : "aligned", res.message);
-            CU_ASSERT(res.ok);
-        }
+        ran += check_tc_both_alignments(&p, impls[k], k, &r);
         i++;
     }
     unsetenv("CONVT3D_CUDA_TCWIN");
+    CU_ASSERT(ran == 2 * count);
 }
 
 /* The tensor-core shuffle kernel (taps that do not overlap: kernel = stride,
@@ -808,9 +827,6 @@ static void test_shuffle_kernel(void)
 {
     if (skip_without_gpu())
         return;
-    static const convt3d_dtype types[] = {CONVT3D_F16, CONVT3D_BF16, CONVT3D_F32, CONVT3D_F32};
-    static const convt3d_math_mode maths[] = {CONVT3D_MATH_F32, CONVT3D_MATH_F32,
-                                              CONVT3D_MATH_TF32, CONVT3D_MATH_3XTF32};
     static const char *const impls[] = {"cuda/f16_shuffle_mma", "cuda/bf16_shuffle_mma",
                                         "cuda/tf32_shuffle_mma", "cuda/3xtf32_shuffle_mma"};
     const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
@@ -840,19 +856,7 @@ static void test_shuffle_kernel(void)
         if (taps > 16 || convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS ||
             sh.y_elems > 400000)
             continue;
-        const int k = i % 4;
-        p.x_type = p.w_type = p.bias_type = p.y_type = types[k];
-        for (int m = 0; m < 2; m++) {
-            const pointer_mode mode = m ? DEVICE_POINTERS_MISALIGNED : DEVICE_POINTERS;
-            const uint64_t seed = rng_next(&r);
-            const check_result res = check_implementation_math(
-                &p, (convt3d_device){CONVT3D_DEVICE_CUDA, 0}, impls[k], maths[k], seed, mode,
-                mode_tolerance(types[k], maths[k], TOL));
-            if (!res.ok)
-                printf("\n  FAILED %s (%s)", impls[k], m ? "misaligned" : "aligned");
-            assert_check(&res, &p, seed);
-            ran += res.ok;
-        }
+        ran += check_tc_both_alignments(&p, impls[i % 4], i % 4, &r);
         i++;
     }
     CU_ASSERT(ran == 2 * count);
