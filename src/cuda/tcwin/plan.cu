@@ -83,6 +83,13 @@ bool vec_layout_suits(const convt3d_shape *s, int elem)
 void size_layout(tcw_params &p, int elem, bool vec, long long *bytes)
 {
     const int ve = 16 / elem;
+    /* a window past 2^26 elements a channel fits no shared memory; below
+     * that the int fields cannot overflow */
+    if ((long long)p.ed * p.eh * (p.ew + 2 * ve) > (1LL << 26)) {
+        p.vec = 0;
+        *bytes = 1LL << 40;
+        return;
+    }
     p.vec = vec;
     p.nw = vec ? (p.ew + 2 * ve - 2) / ve : 0;
     p.ewp = vec ? p.nw * ve : p.ew;
