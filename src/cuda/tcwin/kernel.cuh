@@ -251,12 +251,13 @@ CT3D_DEV tcw_vrows tcw_vrows_of(const tcw_params &p, const tcw_box &x, int tid)
     return v;
 }
 
-/* Copies channels [ic0, ic0 + nch) of the box's window, a 16-byte word at
- * a time, into win ([channel][row][ewp] elements, channel pitch `pitch`
- * elements); zeros outside x and past C_in/G. */
+/* Copies the chunk's channels [ic0, ic0 + p.ck) of the box's window, a
+ * 16-byte word at a time, into win ([channel][row][ewp] elements, channel
+ * pitch cs elements: the f32 window, or the half data's raw one); zeros
+ * outside x and past C_in/G. */
 template <class T>
 CT3D_DEV void tcw_copy_rows(const tcw_params &p, const tcw_box &x, const tcw_vrows &v, T *win,
-                            int pitch, int ic0, int nch)
+                            int ic0)
 {
     const T *xt = reinterpret_cast<const T *>(p.x);
     const long long base = x.n * p.xs[0] + (long long)(x.g * p.cig + ic0) * p.xs[1];
@@ -264,9 +265,9 @@ CT3D_DEV void tcw_copy_rows(const tcw_params &p, const tcw_box &x, const tcw_vro
     for (int s = 0; s < kTcwQSlots; s++) {
         if (v.dst[s] < 0)
             continue;
-        for (int c = v.cg; c < nch; c += v.cgs) {
+        for (int c = v.cg; c < tcw_chunk_channels(sizeof(T)); c += v.cgs) {
             const bool ok = v.src[s] >= 0 && ic0 + c < p.cig;
-            copy16(reinterpret_cast<float *>(win + c * pitch + v.dst[s]),
+            copy16(reinterpret_cast<float *>(win + c * p.cs + v.dst[s]),
                    reinterpret_cast<const float *>(ok ? xt + base + c * p.xs[1] + v.src[s] : xt),
                    ok);
         }
@@ -474,8 +475,9 @@ CT3D_DEV void tcw_store(const tcw_params &p, const tcw_box &x, const float (&acc
     }
 }
 
-/* The chunks of the box into acc with element staging, or vector staging
- * of f32 data (the same loop: cp.async fills the window either way). */
+/* The chunks of the box into acc with element staging (any data), or
+ * vector staging of f32 data: the window is filled in its stage either way
+ * (by cp.async, or for half data through registers). */
 template <int MATH, class T>
 CT3D_DEV void tcw_chunks(const tcw_params &p, const tcw_box &x, float *smem, const int *tapk,
                          const int (&arow)[2], float (&acc)[2][4][4], int tid)
@@ -488,7 +490,7 @@ CT3D_DEV void tcw_chunks(const tcw_params &p, const tcw_box &x, float *smem, con
         v = tcw_vrows_of<T>(p, x, tid);
     auto stage = [&](float *buf, int ic0) {
         if (vec)
-            tcw_copy_rows<float>(p, x, v, buf, p.cs, ic0, kTcwCk);
+            tcw_copy_rows<float>(p, x, v, buf, ic0);
         else
             tcw_stage_window<T>(p, x, buf, ic0, warp, lane);
         tcw_stage_weights<T>(p, x, tapk, buf + wofs, ic0, tid);
@@ -526,7 +528,7 @@ CT3D_DEV void tcw_chunks_half_vec(const tcw_params &p, const tcw_box &x, float *
     unsigned short *raw = reinterpret_cast<unsigned short *>(smem + 2 * p.stage_floats);
     const tcw_vrows v = tcw_vrows_of<T>(p, x, tid);
     auto copy = [&](int c) {
-        tcw_copy_rows<unsigned short>(p, x, v, raw, p.cs, c * p.ck, p.ck);
+        tcw_copy_rows<unsigned short>(p, x, v, raw, c * p.ck);
         tcw_stage_weights<T>(p, x, tapk, smem + (c & 1) * p.stage_floats + wofs, c * p.ck, tid);
         copy_commit();
     };
@@ -541,6 +543,17 @@ CT3D_DEV void tcw_chunks_half_vec(const tcw_params &p, const tcw_box &x, float *
             copy(c + 1);
         tcw_compute_half<T>(p, x, cur, cur + wofs, arow, acc, lane, tid);
     }
+}
+
+/* The chunks of the box into acc, by the staging the plan and launch chose. */
+template <int MATH, class T>
+CT3D_DEV void tcw_run_chunks(const tcw_params &p, const tcw_box &x, float *smem, const int *tapk,
+                             const int (&arow)[2], float (&acc)[2][4][4], int tid)
+{
+    if constexpr (MATH == TCW_HALF)
+        if (p.vec)
+            return tcw_chunks_half_vec<T>(p, x, smem, tapk, arow, acc, tid);
+    tcw_chunks<MATH, T>(p, x, smem, tapk, arow, acc, tid);
 }
 
 /* Block b of the grid (params.h for the order). */
@@ -567,14 +580,7 @@ CT3D_DEV void tcw_block(const tcw_params &p, float *smem, int tid, long long b)
         int *tapk = reinterpret_cast<int *>(smem + 2 * p.stage_floats + p.raw_floats);
         tcw_tap_table(p, x, tapk, tid);
         CT3D_SYNC();
-        bool done = false;
-        if constexpr (MATH == TCW_HALF)
-            if (p.vec) {
-                tcw_chunks_half_vec<T>(p, x, smem, tapk, arow, acc, tid);
-                done = true;
-            }
-        if (!done)
-            tcw_chunks<MATH, T>(p, x, smem, tapk, arow, acc, tid);
+        tcw_run_chunks<MATH, T>(p, x, smem, tapk, arow, acc, tid);
     }
     tcw_store<T>(p, x, acc, warp, lane);
 }

@@ -51,7 +51,7 @@ cudaError_t tcwin_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_
     p.y = a.y;
     /* vector staging copies 16-byte words of x: the element staging fills
      * the same layout where x itself is not 16-byte aligned */
-    if (reinterpret_cast<unsigned long long>(a.x) % 16 != 0)
+    if (!aligned16(a.x))
         p.vec = 0;
     const tcw_fn fn = tcw_kernel_for(tp.math, s->y_type);
     if (!fn)
