@@ -150,6 +150,15 @@ static const named_problem edge_cases[] = {
      "mb1 ic5 oc40 g1 in3x3x23 k1x1x1 s3x3x3 p2x1x2 op2x2x1 l2x3x2"},
     {"pointwise, stride 1, output padding (from dilation) past the input",
      "mb1 ic7 oc9 g1 in2x3x70 k1x1x1 s1x1x1 p0x0x0 op1x1x1 l2x2x2"},
+    /* (enough rows that a block of the driver holds several, at 1-4 threads) */
+    {"pointwise, stride 1, padding 1x1x2 (NCDHW runs cut at each row's cropped ends)",
+     "mb1 ic5 oc9 g1 in8x24x23 k1x1x1 s1x1x1 p1x1x2 op0x0x0"},
+    {"pointwise, stride 1, output padding (NCDHW runs of one row, nothing cropped)",
+     "mb1 ic5 oc9 g1 in8x24x13 k1x1x1 s1x1x1 p0x0x0 op1x1x1 l2x2x2"},
+    {"pointwise, stride 1, a plane one run, 19 channels (even channel tiles)",
+     "mb2 ic16 oc19 g1 in3x4x22 k1x1x1 s1x1x1 p0x0x0 op0x0x0"},
+    {"pointwise, 13 positions a row (even NDHWC position tiles), C_out/G 4",
+     "mb1 ic40 oc4 g1 in2x3x13 k1x1x1 s1x2x2 p0x0x0 op0x1x1"},
 };
 
 /* DESIGN.md section 5, batch 1 and fewer rows so the reference stays quick;

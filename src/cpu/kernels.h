@@ -185,8 +185,11 @@ struct cpu_plan {
     size_t scratch_bytes;      /* per-thread scratch of the row kernel */
     /* NCDHW pointwise blocks (cpu/pointwise.h): for each input position
      * ih * in_w + iw of a plane, its output's offset oh * out_w + ow in the
-     * output plane, or -1 where padding crops it; NULL: rows instead. */
+     * output plane, or -1 where padding crops it; NULL: rows instead.
+     * pw_run (in the same allocation): from each position, how many
+     * consecutive positions land on consecutive outputs (0 where cropped). */
     int64_t *pw_off;
+    const int64_t *pw_run;
     /* The driver hands the kernel blocks of whole rows (cpu_kernel.block):
      * set by the kernel's plan() (pointwise: where pw_off exists). */
     int blocks;

@@ -238,6 +238,7 @@ static inline void v_interleave2_stream(vf a, vf b, float *p) { v_interleave2(a,
 #define PW_SHAPES(X) X(1, 4) X(2, 4) X(3, 4) X(4, 4)
 #define COLG_ROWS(X, V) X(1, V) X(2, V) X(3, V) X(4, V)
 #define COLG_TILES(X) COLG_ROWS(X, 1) COLG_ROWS(X, 2) COLG_ROWS(X, 3) COLG_ROWS(X, 4)
+#define PW_TILES COLG_TILES
 #include "pointwise.h"
 #include "colgemm.h"
 

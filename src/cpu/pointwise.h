@@ -8,6 +8,8 @@
  *   PW_SHAPES(X)        X(V, M) for V = 1 .. PW_MAXV: the tile of V vectors
  *                       and M rows (NCDHW: M output channels, NDHWC: M
  *                       positions), V*M accumulators within the registers
+ *   PW_TILES(X)         (optional; default NCDHW_TILES) X(R, V) for every
+ *                       height R = 1 .. M of each V
  *
  * Why a kernel of its own: with one tap, each input position reaches exactly
  * one output (o = i*s - p in each dim), so the transposed convolution is a
@@ -60,8 +62,9 @@ typedef struct pw_args {
     int64_t y_pos;   /* NCDHW: between positions in y (the W stride) */
     int n;           /* lanes that are real: NCDHW positions, NDHWC output channels */
     /* NCDHW blocks: the output offset of each of the n positions from y (the
-     * plan's pw_off), -1 for none; NULL: positions y_pos apart */
-    const int64_t *off;
+     * plan's pw_off), -1 for none; NULL: positions y_pos apart; and the runs
+     * of consecutive outputs from each (the plan's pw_run; NULL: none) */
+    const int64_t *off, *run;
 } pw_args;
 
 typedef void (*pw_fn)(const pw_args *a);
@@ -87,6 +90,31 @@ typedef void (*pw_fn)(const pw_args *a);
         }                                                                                      \
     }
 
+/* tmp[0 .. n) to yo + off[i], each run of consecutive outputs by vectors:
+ * with few input channels a tile's FMAs are as few as its outputs, so an
+ * element-wise scatter cost as much as the GEMM (random_76 of seed 3,
+ * 16 -> 32 channels, every position one run). */
+static inline void pw_scatter_runs(float *yo, const float *tmp, const int64_t *off,
+                                   const int64_t *run, int n)
+{
+    for (int i = 0; i < n;) {
+        if (run[i] == 0) {
+            i++;
+            continue;
+        }
+        const int len = run[i] < n - i ? (int)run[i] : n - i;
+        float *dst = yo + off[i];
+        int k = 0;
+        for (; k + VL <= len; k += VL)
+            v_storeu_mask(dst + k, v_loadu(tmp + i + k), v_mask_range(0, VL));
+        if (k < len) {
+            const vmask m = v_mask_range(0, len - k);
+            v_storeu_mask(dst + k, v_loadu_mask(tmp + i + k, m), m);
+        }
+        i += len;
+    }
+}
+
 CPU_INLINE void pw_ncdhw_body(const pw_args *a, const int V, const int O)
 {
     vf acc[PW_MAXM][PW_MAXV];
@@ -104,14 +132,25 @@ CPU_INLINE void pw_ncdhw_body(const pw_args *a, const int V, const int O)
     } else {
         PW_NCDHW_LOOP(v_loadu_mask(xp + v * VL, m[v]))
     }
+    if (a->off && a->run && a->run[0] >= a->n) {
+        /* a block's positions, all on consecutive outputs */
+        CPU_UNROLL for (int o = 0; o < O; o++)
+            CPU_UNROLL for (int v = 0; v < V; v++)
+                v_storeu_mask(a->y + a->off[0] + o * a->y_step + v * VL, acc[o][v], m[v]);
+        return;
+    }
     if (a->off) {
-        /* a block's positions, scattered to their outputs */
+        /* a block's positions, scattered to their outputs a run at a time */
         float tmp[PW_MAXV * VL];
         const vmask all = v_mask_range(0, VL);
         CPU_UNROLL for (int o = 0; o < O; o++)
         {
             CPU_UNROLL for (int v = 0; v < V; v++) v_storeu_mask(tmp + v * VL, acc[o][v], all);
             float *yo = a->y + o * a->y_step;
+            if (a->run) {
+                pw_scatter_runs(yo, tmp, a->off, a->run, a->n);
+                continue;
+            }
             for (int i = 0; i < a->n; i++)
                 if (a->off[i] >= 0)
                     yo[a->off[i]] = tmp[i];
@@ -164,31 +203,25 @@ CPU_INLINE void pw_ndhwc_body(const pw_args *a, const int V, const int P)
             v_storeu_mask(a->y + p * a->y_step + v * VL, acc[p][v], m[v]);
 }
 
-/* The instantiations: per V, the full tile (M rows) and the one-row tile
- * for the tails; NCDHW also tiles of 4 and 2 channels, for the channel
- * tails (C_out/G = 4 would otherwise take four one-channel passes over x):
- * 4 * PW_MAXV NCDHW tiles and 2 * PW_MAXV NDHWC tiles. */
-#define PW_DEFINE(V, M)                                                                        \
-    static void pw_ncdhw_##V##_##M(const pw_args *a) { pw_ncdhw_body(a, V, M); }               \
-    static void pw_ncdhw_##V##_4t(const pw_args *a) { pw_ncdhw_body(a, V, 4); }                \
-    static void pw_ncdhw_##V##_2t(const pw_args *a) { pw_ncdhw_body(a, V, 2); }                \
-    static void pw_ncdhw_##V##_1(const pw_args *a) { pw_ncdhw_body(a, V, 1); }                 \
-    static void pw_ndhwc_##V##_##M(const pw_args *a) { pw_ndhwc_body(a, V, M); }               \
-    static void pw_ndhwc_##V##_1(const pw_args *a) { pw_ndhwc_body(a, V, 1); }
-PW_SHAPES(PW_DEFINE)
-#define PW_NCDHW_FULL(V, M) [V - 1] = pw_ncdhw_##V##_##M,
-#define PW_NCDHW_ONE(V, M) [V - 1] = pw_ncdhw_##V##_1,
-#define PW_NCDHW_FOUR(V, M) [V - 1] = pw_ncdhw_##V##_4t,
-#define PW_NCDHW_TWO(V, M) [V - 1] = pw_ncdhw_##V##_2t,
-#define PW_NDHWC_FULL(V, M) [V - 1] = pw_ndhwc_##V##_##M,
-#define PW_NDHWC_ONE(V, M) [V - 1] = pw_ndhwc_##V##_1,
+/* The instantiations: every tile height up to the register budget for each
+ * V (PW_TILES(X): X(rows, V), the NCDHW tile list of the instruction set
+ * unless the file names its own; the NCDHW and NDHWC budgets are the same),
+ * so a run of M rows splits into even tiles.  A row of 13 NDHWC positions at
+ * 16 a tile was 13 one-position tiles, each one FMA chain waiting on its
+ * latency (random_147 of seed 3, Zen 4: 0.90 ms, against 0.31 ms for the
+ * AVX2 kernel, whose 12-position tile took all but one). */
+#ifndef PW_TILES
+#define PW_TILES NCDHW_TILES
+#endif
+#define PW_DEFINE(R, V)                                                                        \
+    static void pw_ncdhw_##R##x##V(const pw_args *a) { pw_ncdhw_body(a, V, R); }               \
+    static void pw_ndhwc_##R##x##V(const pw_args *a) { pw_ndhwc_body(a, V, R); }
+PW_TILES(PW_DEFINE)
+#define PW_NCDHW_REF(R, V) [V - 1][R - 1] = pw_ncdhw_##R##x##V,
+#define PW_NDHWC_REF(R, V) [V - 1][R - 1] = pw_ndhwc_##R##x##V,
 #define PW_ROWS(V, M) [V - 1] = M,
-static const pw_fn pw_ncdhw_full[PW_MAXV] = {PW_SHAPES(PW_NCDHW_FULL)};
-static const pw_fn pw_ncdhw_one[PW_MAXV] = {PW_SHAPES(PW_NCDHW_ONE)};
-static const pw_fn pw_ncdhw_four[PW_MAXV] = {PW_SHAPES(PW_NCDHW_FOUR)};
-static const pw_fn pw_ncdhw_two[PW_MAXV] = {PW_SHAPES(PW_NCDHW_TWO)};
-static const pw_fn pw_ndhwc_full[PW_MAXV] = {PW_SHAPES(PW_NDHWC_FULL)};
-static const pw_fn pw_ndhwc_one[PW_MAXV] = {PW_SHAPES(PW_NDHWC_ONE)};
+static const pw_fn pw_ncdhw_tiles[PW_MAXV][PW_MAXM] = {PW_TILES(PW_NCDHW_REF)};
+static const pw_fn pw_ndhwc_tiles[PW_MAXV][PW_MAXM] = {PW_TILES(PW_NDHWC_REF)};
 static const int pw_rows[PW_MAXV] = {PW_SHAPES(PW_ROWS)};
 
 /* The reached part of a row: the W phase c holding the one tap, its input
@@ -277,26 +310,24 @@ static int pw_row_prologue(const cpu_plan *pl, const cpu_row_job *job, int64_t *
     return *jlo < *jhi;
 }
 
+/* The first row of tile i when m rows split evenly into `tiles` tiles (the
+ * heights differ by at most one). */
+static int64_t pw_split_first(int64_t m, int64_t tiles, int64_t i) { return m * i / tiles; }
+
 /* Every output channel of a's positions (V vectors) into y (the first
- * channel's outputs): whole tiles, then the tail in tiles of 4, 2 and 1
- * channels. */
+ * channel's outputs), in even tiles of channels. */
 static void pw_ncdhw_channels(const cpu_plan *pl, const cpu_row_job *job, pw_args *a, int V,
                               float *y)
 {
     const convt3d_shape *s = &pl->s;
-    const int O = pw_rows[V - 1];
-    for (int64_t oc = 0; oc < s->cog;) {
-        const int64_t left = s->cog - oc;
-        const int rows = left >= O ? O : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-        const pw_fn *fns = rows == O    ? pw_ncdhw_full
-                           : rows == 4 ? pw_ncdhw_four
-                           : rows == 2 ? pw_ncdhw_two
-                                       : pw_ncdhw_one;
+    const int64_t cog = s->cog, tiles = (cog + pw_rows[V - 1] - 1) / pw_rows[V - 1];
+    for (int64_t i = 0; i < tiles; i++) {
+        const int64_t oc = pw_split_first(cog, tiles, i);
+        const int64_t rows = pw_split_first(cog, tiles, i + 1) - oc;
         a->w = job->w + oc;
         a->bias = job->bias ? job->bias + oc : NULL;
         a->y = y + oc * s->y_stride[1];
-        fns[V - 1](a);
-        oc += rows;
+        pw_ncdhw_tiles[V - 1][rows - 1](a);
     }
 }
 
@@ -339,16 +370,12 @@ static void row_ndhwc_pw(const cpu_plan *pl, const cpu_row_job *job)
         a.n = (int)cpu_min64(V * VL, left);
         a.w = job->w + oc;
         a.bias = job->bias ? job->bias + oc : NULL;
-        int64_t j = 0;
-        for (; j + P <= len; j += P) {
+        const int64_t tiles = (len + P - 1) / P;
+        for (int64_t i = 0; i < tiles; i++) {
+            const int64_t j = pw_split_first(len, tiles, i);
             a.x = x0 + j * xs;
             a.y = y0 + j * sw * ys + oc;
-            pw_ndhwc_full[V - 1](&a);
-        }
-        for (; j < len; j++) {
-            a.x = x0 + j * xs;
-            a.y = y0 + j * sw * ys + oc;
-            pw_ndhwc_one[V - 1](&a);
+            pw_ndhwc_tiles[V - 1][pw_split_first(len, tiles, i + 1) - j - 1](&a);
         }
     }
 }
@@ -397,12 +424,13 @@ static void block_ncdhw_pw(const cpu_plan *pl, const cpu_row_job *job, int64_t o
         a.n = (int)cpu_min64(V * VL, npos - q);
         a.x = x0 + q;
         a.off = off + q;
+        a.run = pl->pw_run ? pl->pw_run + ih_lo * s->in[2] + q : NULL;
         pw_ncdhw_channels(pl, job, &a, V, job->y);
     }
 }
 
-/* Input planes of at most this many positions get the offset table of the
- * blocks (8 bytes a position); larger ones run row by row. */
+/* Input planes of at most this many positions get the offset and run
+ * tables of the blocks (16 bytes a position); larger ones run row by row. */
 #define PW_OFF_MAX ((int64_t)1 << 22)
 
 /* The table of block_ncdhw_pw, or NULL (rows instead): needs x's rows
@@ -413,7 +441,8 @@ static int64_t *pw_offsets(const convt3d_shape *s)
     if (s->layout != CONVT3D_LAYOUT_NCDHW || s->x_stride[3] != in_w || in_h > PW_OFF_MAX ||
         in_w > PW_OFF_MAX / in_h)
         return NULL;
-    int64_t *off = malloc((size_t)(in_h * in_w) * sizeof *off);
+    const int64_t npos = in_h * in_w;
+    int64_t *off = malloc((size_t)(2 * npos) * sizeof *off);
     if (!off)
         return NULL;
     for (int64_t ih = 0; ih < in_h; ih++)
@@ -423,6 +452,11 @@ static int64_t *pw_offsets(const convt3d_shape *s)
             const int in = oh >= 0 && oh < s->out[1] && ow >= 0 && ow < s->out[2];
             off[ih * in_w + iw] = in ? oh * s->y_stride[3] + ow * s->y_stride[4] : -1;
         }
+    int64_t *run = off + npos;
+    for (int64_t i = npos - 1; i >= 0; i--)
+        run[i] = off[i] < 0                                ? 0
+                 : i + 1 < npos && off[i + 1] == off[i] + 1 ? run[i + 1] + 1
+                                                            : 1;
     return off;
 }
 
@@ -433,6 +467,8 @@ static void plan_pw(cpu_plan *pl)
                                           .chunk = PW_CHUNK, .w_block = 0});
     pl->scratch_bytes = 0;
     pl->pw_off = pw_offsets(&pl->s);
+    /* at W stride > 1 every run is one output: element by element then */
+    pl->pw_run = pl->pw_off && pl->s.s[2] == 1 ? pl->pw_off + pl->s.in[1] * pl->s.in[2] : NULL;
     pl->blocks = pl->pw_off != NULL;
 }
 
