@@ -643,9 +643,15 @@ static void cpu_ndhwc_choice(void)
         {"mb2 ic4 oc11 g1 in5x6x8 k4x4x4 s2x3x1 p0x2x0 op1x0x0", "_gather_ndhwc__"},
         {"mb1 ic1 oc3 g1 in4x5x9 k2x5x2 s2x2x2 p0x1x0 op0x0x1", "_gather_ndhwc__"},
         /* kernel 1x1x1: the pointwise GEMM, unless groups of few output
-         * channels leave its lanes idle (then the lanes across groups) */
+         * channels leave its lanes idle (then the lanes across groups), or
+         * a few output channels come from many inputs (then the input
+         * channels in the lanes: at most 2, or 4 at stride 1) */
         {"mb1 ic16 oc31 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
-        {"mb1 ic64 oc2 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
+        {"mb1 ic64 oc2 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
+        {"mb1 ic64 oc2 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
+        {"mb1 ic64 oc4 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
+        {"mb1 ic64 oc4 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
+        {"mb1 ic4 oc2 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
         {"mb1 ic64 oc64 g64 in4x8x32 k1x1x1 s2x2x2 p0x0x0 op1x1x1", "_depthwise_ndhwc__"},
         /* one channel each side: x and y lie as in NCDHW, planned as NCDHW */
         {"mb2 ic1 oc1 g1 in6x7x9 k4x1x3 s2x2x2 p0x0x1 op0x0x0", "_ncdhw__"},
