@@ -636,6 +636,9 @@ static void cpu_ndhwc_choice(void)
         {"mb1 ic128 oc10 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_transposed_ndhwc__"},
         {"mb1 ic128 oc4 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_iclanes_ndhwc__"},
         {"mb1 ic256 oc1 g1 in3x4x20 k4x4x4 s2x2x2 p1x1x1 op0x0x0", "_iclanes_ndhwc__"},
+        /* one input channel a group: the groups across the lanes, not the
+         * W lanes of one group (round 26: seed 3's 8 groups of 1 -> 2) */
+        {"mb1 ic8 oc16 g8 in6x6x7 k5x5x5 s1x1x1 p0x0x1 op0x0x0", "_grouplanes_ndhwc__"},
         /* one group of few output channels: no groups to lay across the
          * lanes, the gather tile's broadcasts beat the grouped lanes'
          * permutes (round 25: random_100, 4 -> 11; random_132, 8 -> 4) */
