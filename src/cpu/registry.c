@@ -420,9 +420,10 @@ static int ndhwc_tr_passed_over(const cpu_impl *im, const convt3d_shape *s, char
 {
     /* One input channel a group: the grouped-lanes tile (after this one in
      * the walk) lays the groups across its lanes, where the W lanes here
-     * serve one group at a time.  Forced both on round 26's runs: the
-     * grouped-lanes tile 1.45-11x faster on all 17 such problems where both
-     * applied (seed 3's 8 groups of 1 -> 2, k5 stride 1: 3.3 -> 0.34 ms). */
+     * serve one group at a time.  Forced both on round 26's runs (Zen 4):
+     * the grouped-lanes tile 1.66-9.6x faster on all 12 such problems with
+     * 2 or more output channels a group (seed 3's 8 groups of 1 -> 2, k5
+     * stride 1: 3.3 -> 0.34 ms). */
     if (s->groups > 1 && s->cig == 1 && ndhwc_gl_applicable(im, s, why, why_size)) {
         snprintf(why, why_size, "one input channel a group: the grouped lanes fill theirs");
         return 1;
