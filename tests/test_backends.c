@@ -648,12 +648,14 @@ static void cpu_ndhwc_choice(void)
         /* kernel 1x1x1: the pointwise GEMM, unless groups of few output
          * channels leave its lanes idle (then the lanes across groups), or
          * a few output channels come from many inputs (then the input
-         * channels in the lanes: at most 2, or 4 at stride 1) */
+         * channels in the lanes: at most 2, or 4 at stride 1 or from 8
+         * vectors) */
         {"mb1 ic16 oc31 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
         {"mb1 ic64 oc2 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
         {"mb1 ic64 oc2 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
         {"mb1 ic64 oc4 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
         {"mb1 ic64 oc4 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
+        {"mb1 ic256 oc4 g1 in3x4x13 k1x1x1 s1x2x2 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
         {"mb1 ic4 oc2 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
         {"mb1 ic64 oc64 g64 in4x8x32 k1x1x1 s2x2x2 p0x0x0 op1x1x1", "_depthwise_ndhwc__"},
         /* one channel each side: x and y lie as in NCDHW, planned as NCDHW */

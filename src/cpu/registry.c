@@ -138,12 +138,14 @@ static int pw_applicable(const cpu_impl *im, const convt3d_shape *s, char *why, 
  * input-channel-lane tile (next in the walk) fills its lanes where this
  * one uses C_out/G of them.  Measured (Zen 4, 2 threads, round 26: C_in/G
  * 16-256, C_out/G 1-4, strides 1 and 2, 32 problems): 1.2-4x faster at
- * C_out/G <= 2, and at 3-4 with stride 1; slower at 3-4 with stride 2 but
- * for C_in/G 256. */
+ * C_out/G <= 2, and at 3-4 with stride 1; at 3-4 with stride 2 slower from
+ * 16-64 input channels, faster from 256 (and seed 3's random_147, 256 -> 4
+ * at stride 1x2x2: 0.16 against 0.29-0.33 ms), so from 8 vectors on. */
 static int pw_icl_better(const cpu_impl *im, const convt3d_shape *s)
 {
+    const int64_t vectors = s->cig / im->isa->ic_lanes;
     const int stride1 = s->s[0] == 1 && s->s[1] == 1 && s->s[2] == 1;
-    return s->cig >= im->isa->ic_lanes && (s->cog <= 2 || (s->cog <= 4 && stride1));
+    return vectors >= 1 && (s->cog <= 2 || (s->cog <= 4 && (stride1 || vectors >= 8)));
 }
 
 /* NDHWC puts a group's output channels in the lanes: where they fill less
