@@ -576,12 +576,12 @@ CPU_INLINE void ocl_tile_body(const ocl_tile_args *a, const int P, const int V, 
     }
 #define REF_OCL_TILE(P, V, K, S, C)                                                            \
     [S - 1][K - 1][C][V - 1][P - 1] = ocl_tile_##P##x##V##k##K##s##S##c##C,
-/* The (W taps, W stride, c) built: stride 1 with 1-3 taps, stride 2 with 1-4. */
+/* The (W taps, W stride, c) built: 1-4 taps at stride 1 and 2. */
 #define OCL_ALL(X)                                                                             \
     OCL_TILES(X, 1, 1, 0)                                                                      \
     OCL_TILES(X, 2, 1, 0) OCL_TILES(X, 3, 1, 0) OCL_TILES(X, 2, 2, 0) OCL_TILES(X, 2, 2, 1)    \
         OCL_TILES(X, 3, 2, 0) OCL_TILES(X, 3, 2, 1) OCL_TILES(X, 4, 2, 0) OCL_TILES(X, 4, 2, 1) \
-            OCL_TILES(X, 1, 2, 0) OCL_TILES(X, 1, 2, 1)
+            OCL_TILES(X, 1, 2, 0) OCL_TILES(X, 1, 2, 1) OCL_TILES(X, 4, 1, 0)
 OCL_ALL(DEF_OCL_TILE)
 static const ocl_tile_fn ocl_tiles[OCL_MAXS][OCL_MAXK][OCL_MAXS][OCL_MAXV][OCL_MAXP] = {
     OCL_ALL(REF_OCL_TILE)};
