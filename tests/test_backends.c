@@ -143,6 +143,9 @@ static const named_problem edge_cases[] = {
     {"kW 1, W stride 2, c = 0", "mb1 ic5 oc20 g1 in3x4x9 k2x3x1 s2x2x2 p0x1x0 op1x0x1"},
     {"kW 1, W stride 2, c = 1, groups 2", "mb2 ic6 oc34 g2 in2x3x10 k3x2x1 s1x2x2 p1x0x1 op0x1x1"},
     {"kW 4, W stride 1 (output-channel tiles)", "mb1 ic3 oc40 g1 in2x3x19 k2x2x4 s1x1x1 p0x1x2 op0x0x0"},
+    {"kW 1, W stride 3, c = 1", "mb1 ic5 oc20 g1 in2x3x9 k2x2x1 s1x2x3 p0x1x1 op0x1x2"},
+    {"kW 2, W stride 3, c = 2", "mb2 ic4 oc36 g2 in2x3x8 k1x3x2 s2x1x3 p0x1x0 op1x0x1"},
+    {"kW 3, W stride 3, c = 0", "mb1 ic3 oc17 g1 in3x2x10 k2x2x3 s1x1x3 p1x0x2 op0x0x0"},
     /* kernel 1x1x1: the pointwise GEMM (cpu/pointwise.h) */
     {"pointwise, stride 2, C_out 31 (partial vectors, channel tails)",
      "mb1 ic16 oc31 g1 in3x4x37 k1x1x1 s2x2x2 p0x0x0 op0x1x1"},
