@@ -271,8 +271,8 @@ static int ncdhw_oc_applicable(const cpu_impl *im, const convt3d_shape *s, char 
     }
     if (!im->isa->ncdhw_oc_built(s)) {
         snprintf(why, why_size,
-                 "no tile is built for kW=%lld with W stride %lld (stride 1 and 2: kW 1-4, stride 3: "
-                 "kW 1-3)",
+                 "no tile is built for kW=%lld with W stride %lld (stride 1 and 2: kW 1-4, "
+                 "stride 3: kW 1-3)",
                  (long long)s->k[2], (long long)s->s[2]);
         return 0;
     }
