@@ -514,8 +514,9 @@ static int runs_oc_lanes(const target *t, const char *desc)
 
 /* The plan picks the output-channel tiles for the stride-1 bench shape and
  * the W-lane tiles where channel lanes would mostly idle (4 channels);
- * CONVT3D_CPU_LANES forces either where the tiles apply, and W stride 3 or
- * W dilation 2 never gets them.  With few output channels and many input
+ * CONVT3D_CPU_LANES forces either where the tiles apply (W stride 3 with
+ * 1-3 W taps among them), and 4 W taps at W stride 3 or W dilation 2 never
+ * gets them.  With few output channels and many input
  * channels the input-channel-lane tile comes first where its rule says. */
 static void cpu_lanes_choice(void)
 {
@@ -525,6 +526,7 @@ static void cpu_lanes_choice(void)
     const char *k3s1p1 = bench_cases[COUNT(bench_cases) - 1].desc;
     const char *few = "mb1 ic3 oc4 g1 in3x4x20 k3x3x3 s1x1x1 p1x1x1 op0x0x0";
     const char *stride3 = "mb1 ic3 oc32 g1 in3x4x20 k3x3x3 s1x1x3 p1x1x1 op0x0x1";
+    const char *stride3k4 = "mb1 ic3 oc32 g1 in3x4x20 k3x3x4 s1x1x3 p1x1x1 op0x0x1";
     const char *dilated = "mb1 ic3 oc32 g1 in3x4x20 k3x3x3 s1x1x1 p1x1x2 op0x0x0 l1x1x2";
     char name[160];
     CU_ASSERT_FATAL(plan_kernel_on(cpu, few, name, sizeof name));
@@ -537,7 +539,8 @@ static void cpu_lanes_choice(void)
     CU_ASSERT(!runs_oc_lanes(&w, k3s1p1));
     CU_ASSERT(!runs_oc_lanes(cpu, few));
     CU_ASSERT(runs_oc_lanes(oc, few));
-    CU_ASSERT(!runs_oc_lanes(oc, stride3));
+    CU_ASSERT(runs_oc_lanes(oc, stride3));
+    CU_ASSERT(!runs_oc_lanes(oc, stride3k4));
     CU_ASSERT(!runs_oc_lanes(oc, dilated));
     /* two output channels, 64 input channels, W phases of 8: the input
      * channels go in the lanes; a 1x1x1 kernel (too little work for each
