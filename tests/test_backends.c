@@ -652,9 +652,15 @@ static void cpu_ndhwc_choice(void)
         /* one group of few output channels: no groups to lay across the
          * lanes, the gather tile's broadcasts beat the grouped lanes'
          * permutes (round 25: random_100, 4 -> 11; random_132, 8 -> 4) */
-        {"mb1 ic4 oc2 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_gather_ndhwc__"},
         {"mb2 ic4 oc11 g1 in5x6x8 k4x4x4 s2x3x1 p0x2x0 op1x0x0", "_gather_ndhwc__"},
+        /* one group of 2-8 output channels: several positions a vector
+         * (round 27) at W stride 1 from 6 positions a phase, else from 16
+         * and with 4 positions a vector (AVX-512 8 and AVX2 4 here); short
+         * rows and 2 positions a vector at stride 2 stay on the gather tile */
+        {"mb2 ic2 oc4 g1 in3x4x26 k2x3x5 s1x2x1 p0x0x0 op0x0x0", "_poslanes_ndhwc__"},
+        {"mb1 ic1 oc2 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_poslanes_ndhwc__"},
         {"mb1 ic1 oc3 g1 in4x5x9 k2x5x2 s2x2x2 p0x1x0 op0x0x1", "_gather_ndhwc__"},
+        {"mb1 ic8 oc8 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_gather_ndhwc__"},
         /* kernel 1x1x1: the pointwise GEMM, unless groups of few output
          * channels leave its lanes idle (then the lanes across groups), or
          * a few output channels come from many inputs (then the input
@@ -683,8 +689,10 @@ static void cpu_ndhwc_choice(void)
         CU_ASSERT_EQUAL_FATAL(convt3d_plan_create(&plan, &p, cpu->device, w, NULL),
                               CONVT3D_SUCCESS);
         const char *name = convt3d_plan_kernel_name(plan);
-        /* the portable kernel has no transposed variant: its gather tile instead */
-        const char *kind = strstr(name, "__generic") && strstr(cases[i].kind, "_transposed_")
+        /* the portable kernel has no transposed or position-lane variant: its
+         * gather tile instead */
+        const char *kind = strstr(name, "__generic") && (strstr(cases[i].kind, "_transposed_") ||
+                                                         strstr(cases[i].kind, "_poslanes_"))
                                ? "_gather_ndhwc__"
                                : cases[i].kind;
         if (!strstr(name, kind))
@@ -694,7 +702,8 @@ static void cpu_ndhwc_choice(void)
         convt3d_plan_destroy(plan);
         free(w);
         if ((p.in_channels == 1 && p.out_channels == 1) ||
-            (p.groups == 1 && strstr(cases[i].kind, "_gather_ndhwc__")))
+            (p.groups == 1 && (strstr(cases[i].kind, "_gather_ndhwc__") ||
+                               strstr(cases[i].kind, "_poslanes_ndhwc__"))))
             for (int b = 0; b < 2; b++) { /* one channel: computed as NCDHW, checked as given */
                 p.has_bias = b;
                 check_on(cpu, &p, 77 + (uint64_t)i, cases[i].desc);
@@ -971,6 +980,56 @@ static void cpu_every_implementation_forced(void)
     }
 }
 
+/* The position-lane NDHWC tile (cpu/poslanes.h), forced in each build that
+ * has it, against the reference with and without bias: each lane width
+ * (2, 4 and 8 lanes a position), one run a vector (W stride 1, C_out = the
+ * width) and a store a position (C_out/G below the width, W strides 2-3),
+ * W dilation, rows shorter than a vector (a span cut on both sides), a
+ * row longer than the largest tile, several groups whose span holds the
+ * other group's channels, and one output a W phase (no output stride);
+ * AVX2 (8 lanes) takes the cases of at most 4 output channels a group. */
+static void cpu_ndhwc_poslanes_forced(void)
+{
+    static const char *const cases[] = {
+        "mb2 ic2 oc4 g1 in3x4x26 k2x3x5 s1x2x1 p0x1x2 op0x1x0",
+        "mb1 ic2 oc3 g1 in3x3x27 k2x2x2 s2x2x2 p1x1x1 op1x1x1",
+        "mb1 ic1 oc2 g1 in2x3x17 k3x3x5 s2x1x2 p1x1x2 op1x0x1 l1x1x2",
+        "mb1 ic8 oc8 g1 in2x3x11 k1x2x3 s1x1x3 p0x0x1 op0x0x2",
+        "mb1 ic3 oc1 g1 in3x3x5 k3x3x4 s1x1x1 p0x0x0 op0x0x0",
+        "mb1 ic1 oc8 g1 in1x2x100 k1x2x3 s1x1x1 p0x0x1 op0x0x0",
+        "mb1 ic4 oc4 g2 in2x3x19 k2x2x3 s1x1x2 p0x0x1 op0x0x1",
+        "mb1 ic2 oc4 g1 in2x2x1 k2x2x2 s2x2x3 p0x0x0 op0x0x0",
+        "mb3 ic1 oc5 g1 in2x2x3 k2x1x5 s1x1x1 p0x0x3 op0x0x0",
+    };
+    static const char *const names[] = {"cpu/f32_phase_poslanes_ndhwc__avx512",
+                                        "cpu/f32_phase_poslanes_ndhwc__avx2"};
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    int ran = 0;
+    for (int k = 0; k < COUNT(names); k++) {
+        if (cpu_lacks_isa(names[k]))
+            continue;
+        for (int i = 0; i < COUNT(cases); i++) {
+            convt3d_problem p = parse_problem(cases[i]);
+            p.layout = CONVT3D_LAYOUT_NDHWC;
+            if (convt3d_implementation_applies(names[k], &p, cpu, NULL) != CONVT3D_SUCCESS) {
+                if (k == 1 && p.out_channels / p.groups > 4)
+                    continue; /* AVX2's 8 lanes hold at most 2 positions of 4 */
+                printf("\n  %s does not apply to %s: %s", names[k], cases[i],
+                       convt3d_last_error());
+                CU_FAIL("a position-lane case it should take");
+                continue;
+            }
+            for (int b = 0; b < 2; b++) {
+                p.has_bias = b;
+                check_forced_cpu(names[k], &p, 501 + (uint64_t)(4 * i + 2 * k + b));
+                ran++;
+            }
+        }
+    }
+    if (!ran)
+        test_skip("no position-lane kernel is built for this CPU");
+}
+
 /* ---- cache sizes and the blocking derived from them ---------------------- */
 
 static void write_text(const char *dir, const char *name, const char *text)
@@ -1219,6 +1278,7 @@ void register_backend_tests(void)
         {"cpu: output independent of the thread count", cpu_thread_count_invariance},
         {"cpu: the NDHWC kernel chosen for grouped and depthwise problems", cpu_ndhwc_choice},
         {"cpu: the W-lane tile on transposed NDHWC rows chosen", cpu_ndhwc_transposed_choice},
+        {"cpu: the position-lane NDHWC tile forced, vs reference", cpu_ndhwc_poslanes_forced},
         {"cpu: every implementation forced where it applies, refused elsewhere",
          cpu_every_implementation_forced},
         {"cpu: the tiling policy on the bench shapes", cpu_tiling_policy},

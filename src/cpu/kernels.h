@@ -126,6 +126,9 @@ typedef struct cpu_isa {
      * input rows transposed into a per-thread cache, output chunks
      * transposed back; row NULL where the ISA has none. */
     cpu_kernel ndhwc_tr;
+    /* The position-lane NDHWC tile (cpu/poslanes.h): a vector holds several
+     * positions' C_out/G channels; row NULL where the ISA has none. */
+    cpu_kernel ndhwc_pl;
     /* Whether an output-channel tile is built for the shape's W taps and
      * stride (pure), or NULL where the ISA has none. */
     int (*ncdhw_oc_built)(const convt3d_shape *s);

@@ -110,6 +110,11 @@ static inline vi v_iadd(vi a, vi b) { return _mm256_add_epi32(a, b); }
 static inline vi v_iset1(int i) { return _mm256_set1_epi32(i); }
 static inline vf v_permute(vf x, vi idx) { return _mm256_permutevar8x32_ps(x, idx); }
 
+/* Position-lane tiles (cpu/poslanes.h): Q accumulators and Q spans, a
+ * weight vector, a permuted span and the lane tables in the 16 registers. */
+#define PLN_MAXQ 6
+#define PLN_TILES(X) UPTO6(X, 0)
+
 /* Input-channel-lane tiles (cpu/iclanes.h): P x O accumulators, O weight
  * vectors and an x vector in flight within the 16 registers. */
 #define ICL_MAXO 4

@@ -110,6 +110,11 @@ static inline vi v_iadd(vi a, vi b) { return _mm512_add_epi32(a, b); }
 static inline vi v_iset1(int i) { return _mm512_set1_epi32(i); }
 static inline vf v_permute(vf x, vi idx) { return _mm512_permutexvar_ps(idx, x); }
 
+/* Position-lane tiles (cpu/poslanes.h): Q accumulators and Q spans, a
+ * weight vector and a permuted span in flight. */
+#define PLN_MAXQ 12
+#define PLN_TILES(X) UPTO12(X, 0)
+
 /* Input-channel-lane tiles (cpu/iclanes.h): at most 24 accumulators. */
 #define ICL_MAXO 4
 #define ICL_MAXP 16

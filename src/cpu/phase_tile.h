@@ -824,6 +824,7 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
 #include "ndhwc_rows.h"
 #include "iclanes.h"
 #include "ndhwc_transposed.h"
+#include "poslanes.h"
 
 /* ---- planning ----------------------------------------------------------- */
 
@@ -872,6 +873,7 @@ const cpu_isa CPU_ISA_SYMBOL = {
     .ndhwc_pw = {.row = row_ndhwc_pw, .plan = plan_pw},
     .ncdhw_colg = {.plan = plan_ncdhw_colg, .block = block_ncdhw_colg},
     .ndhwc_tr = {.row = row_ndhwc_tr, .plan = plan_ndhwc_tr, .all_groups = 1, .group_blocks = 1},
+    .ndhwc_pl = {.row = row_ndhwc_pl, .plan = plan_ndhwc_pl},
     .ncdhw_oc_built = ncdhw_oc_built,
     .finish = v_fence,
 };

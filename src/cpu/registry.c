@@ -16,7 +16,7 @@
 
 /* the kinds, defined below the table */
 static const cpu_family ncdhw_pw, ncdhw_colg, ncdhw_icl, ncdhw_oc, ncdhw, ndhwc_pw, ndhwc_dw, ndhwc_icl,
-    ndhwc_tr, ndhwc_gl, ndhwc;
+    ndhwc_tr, ndhwc_pl, ndhwc_gl, ndhwc;
 
 /* The transposed NDHWC tile (a W-lane tile on transposed rows) exists for
  * the register-tiled sets only: the portable set lists no entry for it. */
@@ -33,7 +33,8 @@ static const cpu_family ncdhw_pw, ncdhw_colg, ncdhw_icl, ncdhw_oc, ncdhw, ndhwc_
         {"cpu/f32_phase_iclanes_ncdhw__" isa, &sym, &ncdhw_icl},                               \
         {"cpu/f32_phase_gather_ncdhw_oc__" isa, &sym, &ncdhw_oc},                              \
         {"cpu/f32_phase_gather_ncdhw__" isa, &sym, &ncdhw}, CPU_NDHWC_FIRST(isa, sym)          \
-        {"cpu/f32_phase_transposed_ndhwc__" isa, &sym, &ndhwc_tr}, CPU_NDHWC_LAST(isa, sym)
+        {"cpu/f32_phase_transposed_ndhwc__" isa, &sym, &ndhwc_tr},                             \
+        {"cpu/f32_phase_poslanes_ndhwc__" isa, &sym, &ndhwc_pl}, CPU_NDHWC_LAST(isa, sym)
 
 static const cpu_impl impls[] = {
 #if CONVT3D_HAVE_CPU_AVX512
@@ -441,6 +442,76 @@ static int ndhwc_tr_passed_over(const cpu_impl *im, const convt3d_shape *s, char
     return !cpu_ndhwc_tr_worthwhile(s, &im->isa->limits, why, why_size);
 }
 
+static const cpu_kernel *ndhwc_pl_kernel(const cpu_isa *isa) { return &isa->ndhwc_pl; }
+
+/* Built for the register-tiled sets only; a width must hold C_out/G with
+ * room for two positions, and their input span fit a vector. */
+static int ndhwc_pl_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
+                               size_t why_size)
+{
+    const int64_t lanes = im->isa->vector_lanes;
+    if (!im->isa->ndhwc_pl.row) {
+        snprintf(why, why_size, "no %s kernel is built", im->isa->name);
+        return 0;
+    }
+    if (!cpu_ndhwc_pl_width(s, lanes)) {
+        snprintf(why, why_size,
+                 "no lane width up to %lld holds C_out/G=%lld with its positions' input span "
+                 "(C_in/G=%lld, x's W stride %lld) in one vector",
+                 (long long)(lanes / 2), (long long)s->cog, (long long)s->cig,
+                 (long long)s->x_stride[4]);
+        return 0;
+    }
+    return 1;
+}
+
+/* Taken for one group (several: the grouped lanes, after this in the walk,
+ * fill theirs across groups), with enough positions a W phase: 6 at W
+ * stride 1, else 16 and at least 4 positions a vector.  Measured (Zen 4, 2
+ * threads, bench/NOTES.md round 27: the 36 problems of seeds 1, 2, 4, 5, 6
+ * with one group on which it applies) against the gather tile of one group:
+ * at W stride 1 faster on 15 of 16 (1.0-3.0x; 0.92x on a row of 5
+ * positions), at strides 2-3 with 4 or more positions a vector and rows of
+ * 16 or more faster on 8 of 11 (1.03-1.72x; the others 0.88-0.94x), and
+ * with 2 a vector or shorter rows slower on 10 of 17.  Against the grouped
+ * lanes on several groups: faster on 3 of 15 (1.1-1.5x), 0.16-0.92x on the
+ * rest.  CONVT3D_CPU_PLN=1 takes the tile wherever it applies, =0 never. */
+static int ndhwc_pl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
+                                size_t why_size)
+{
+    const char *force = getenv("CONVT3D_CPU_PLN");
+    if (force && strcmp(force, "1") == 0)
+        return 0;
+    if (force && strcmp(force, "0") == 0) {
+        snprintf(why, why_size, "CONVT3D_CPU_PLN=0");
+        return 1;
+    }
+    if (s->groups > 1 && ndhwc_gl_applicable(im, s, why, why_size)) {
+        snprintf(why, why_size, "%lld groups: the grouped lanes fill theirs across groups",
+                 (long long)s->groups);
+        return 1;
+    }
+    const int64_t ppv = im->isa->vector_lanes / cpu_ndhwc_pl_width(s, im->isa->vector_lanes);
+    const int64_t len = cpu_phase_len(s->out[2], s->s[2], 0);
+    if (s->s[2] == 1 ? len < 6 : ppv < 4 || len < 16) {
+        snprintf(why, why_size,
+                 "%lld positions a W phase, %lld a vector, at W stride %lld (it takes 6 or "
+                 "more at stride 1, else 16 or more and 4 a vector)",
+                 (long long)len, (long long)ppv, (long long)s->s[2]);
+        return 1;
+    }
+    return 0;
+}
+
+static int ndhwc_pl_describe(const cpu_plan *pl, char *out, size_t size)
+{
+    const int64_t cw = cpu_ndhwc_pl_width(&pl->s, pl->isa->vector_lanes);
+    return snprintf(out, size, "tiles of up to %d vectors of %lld positions x %lld lanes",
+                    pl->tile_b, (long long)(pl->isa->vector_lanes / cw), (long long)cw);
+}
+
+static const cpu_family ndhwc_pl = {CONVT3D_LAYOUT_NDHWC, ndhwc_pl_kernel, ndhwc_pl_applicable,
+                                    ndhwc_pl_passed_over, ndhwc_pl_describe};
 static const cpu_family ndhwc_tr = {CONVT3D_LAYOUT_NDHWC, ndhwc_tr_kernel, ndhwc_tr_applicable,
                                     ndhwc_tr_passed_over, ncdhw_describe};
 static const cpu_family ndhwc_gl = {CONVT3D_LAYOUT_NDHWC, ndhwc_gl_kernel, ndhwc_gl_applicable,

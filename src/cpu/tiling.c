@@ -222,6 +222,26 @@ int64_t cpu_ndhwc_gl_span(const convt3d_shape *s, int64_t lanes)
     return most;
 }
 
+int64_t cpu_ndhwc_pl_width(const convt3d_shape *s, int64_t lanes)
+{
+    for (int64_t cw = 1; 2 * cw <= lanes; cw *= 2)
+        if (cw >= s->cog && (lanes / cw - 1) * s->x_stride[4] + s->cig <= lanes)
+            return cw;
+    return 0;
+}
+
+cpu_tiling cpu_tiling_ndhwc_pl(const convt3d_shape *s, int64_t lanes, int qmax)
+{
+    const int64_t ppv = lanes / cpu_ndhwc_pl_width(s, lanes);
+    const int64_t jmax = cpu_phase_len(s->out[2], s->s[2], 0);
+    cpu_tiling t;
+    t.tile_b = (int)cpu_max64(1, cpu_min64(qmax, (jmax + ppv - 1) / ppv));
+    t.tile_a = (int)(t.tile_b * ppv);
+    t.chunk = t.tile_a;
+    t.w_block = 0;
+    return t;
+}
+
 /* Over the phases of dim d: the smallest and largest input offset of a
  * tap, and the most taps a phase has. */
 static void dim_tap_reach(const convt3d_shape *s, int d, int64_t *lo, int64_t *hi, int64_t *most)

@@ -104,6 +104,15 @@ CONVT3D_INTERNAL int cpu_colg_worthwhile(const convt3d_shape *s, const cpu_tile_
  * loads them as one vector, so it needs this to be at most lanes. */
 CONVT3D_INTERNAL int64_t cpu_ndhwc_gl_span(const convt3d_shape *s, int64_t lanes);
 
+/* The position-lane NDHWC tile (cpu/poslanes.h): the lanes it gives a
+ * position, the smallest power of two holding C_out/G such that a vector's
+ * positions (lanes / width of them) read one span of x of at most a vector
+ * ((positions - 1) x x's W stride + C_in/G floats); 0 where no width below
+ * the vector qualifies.  Its tiling: tile_b vectors of positions, tile_a
+ * positions (tile_b x lanes / width), at most qmax vectors. */
+CONVT3D_INTERNAL int64_t cpu_ndhwc_pl_width(const convt3d_shape *s, int64_t lanes);
+CONVT3D_INTERNAL cpu_tiling cpu_tiling_ndhwc_pl(const convt3d_shape *s, int64_t lanes, int qmax);
+
 /* The input-row cache of the transposed NDHWC kernel (the W-lane NCDHW
  * tile on NDHWC data, cpu/ndhwc_transposed.h): slots of C_in/G channel-major
  * rows of row floats each, the data starting left floats in; zeros around
