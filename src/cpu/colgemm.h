@@ -118,7 +118,8 @@ static void colg_gemm(const cpu_plan *pl, const cpu_row_job *job, colg_args *a, 
         a->n = (int)cpu_min64(V * VL, npos - q);
         a->x = x0 + q;
         for (int64_t i = 0; i < tiles; i++) {
-            const int64_t m = M * i / tiles, rows = M * (i + 1) / tiles - m;
+            const int64_t m = pw_split_first(M, tiles, i);
+            const int64_t rows = pw_split_first(M, tiles, i + 1) - m;
             a->w = job->w + m;
             a->z = z + m * pl->colg_zrow + q;
             a->prefetch = i == 0;
