@@ -515,8 +515,9 @@ static int runs_oc_lanes(const target *t, const char *desc)
 /* The plan picks the output-channel tiles for the stride-1 bench shape and
  * the W-lane tiles where channel lanes would mostly idle (4 channels);
  * CONVT3D_CPU_LANES forces either where the tiles apply (W stride 3 with
- * 1-3 W taps among them), and 4 W taps at W stride 3 or W dilation 2 never
- * gets them.  With few output channels and many input
+ * 1-5 W taps among them), and 6 W taps or W dilation 2 never gets them;
+ * forced, the tiles of 4 and 5 W taps (round 27) match the reference at
+ * strides 1-3 in each phase c, with and without bias.  With few output channels and many input
  * channels the input-channel-lane tile comes first where its rule says. */
 static void cpu_lanes_choice(void)
 {
@@ -527,6 +528,7 @@ static void cpu_lanes_choice(void)
     const char *few = "mb1 ic3 oc4 g1 in3x4x20 k3x3x3 s1x1x1 p1x1x1 op0x0x0";
     const char *stride3 = "mb1 ic3 oc32 g1 in3x4x20 k3x3x3 s1x1x3 p1x1x1 op0x0x1";
     const char *stride3k4 = "mb1 ic3 oc32 g1 in3x4x20 k3x3x4 s1x1x3 p1x1x1 op0x0x1";
+    const char *k6 = "mb1 ic3 oc32 g1 in3x4x20 k3x3x6 s1x1x2 p1x1x2 op0x0x1";
     const char *dilated = "mb1 ic3 oc32 g1 in3x4x20 k3x3x3 s1x1x1 p1x1x2 op0x0x0 l1x1x2";
     char name[160];
     CU_ASSERT_FATAL(plan_kernel_on(cpu, few, name, sizeof name));
@@ -540,8 +542,23 @@ static void cpu_lanes_choice(void)
     CU_ASSERT(!runs_oc_lanes(cpu, few));
     CU_ASSERT(runs_oc_lanes(oc, few));
     CU_ASSERT(runs_oc_lanes(oc, stride3));
-    CU_ASSERT(!runs_oc_lanes(oc, stride3k4));
+    CU_ASSERT(runs_oc_lanes(oc, stride3k4));
+    CU_ASSERT(!runs_oc_lanes(oc, k6));
     CU_ASSERT(!runs_oc_lanes(oc, dilated));
+    for (int kw = 4; kw <= 5; kw++)
+        for (int sw = 1; sw <= 3; sw++)
+            for (int pw = 0; pw < sw && pw < kw; pw++) {
+                char desc[96];
+                snprintf(desc, sizeof desc,
+                         "mb1 ic3 oc%d g1 in2x3x%d k2x2x%d s1x2x%d p0x1x%d op0x1x%d",
+                         sw == 2 ? 32 : 19, 9 + kw + sw, kw, sw, pw, sw - 1);
+                CU_ASSERT(runs_oc_lanes(oc, desc));
+                convt3d_problem p = parse_problem(desc);
+                for (int b = 0; b < 2; b++) {
+                    p.has_bias = b;
+                    check_on(oc, &p, 300 + (uint64_t)(kw * 20 + sw * 4 + pw * 2 + b), desc);
+                }
+            }
     /* two output channels, 64 input channels, W phases of 8: the input
      * channels go in the lanes; a 1x1x1 kernel (too little work for each
      * transposed input) stays on the W-lane tile */

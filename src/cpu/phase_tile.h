@@ -490,7 +490,7 @@ typedef struct ocl_tile_args {
 } ocl_tile_args;
 
 typedef void (*ocl_tile_fn)(const ocl_tile_args *a);
-#define OCL_MAXK 4 /* W taps and stride of the tiles built (OCL_ALL) */
+#define OCL_MAXK 5 /* W taps and stride of the tiles built (OCL_ALL) */
 #define OCL_MAXS 3
 /* Input channels ahead that a tile prefetches.  Measured here (Zen 5): 1 to
  * 8 are 2-7% faster than none on k3s1p1, k3s2p1op1_wide and k4s2p1 (run to
@@ -576,7 +576,7 @@ CPU_INLINE void ocl_tile_body(const ocl_tile_args *a, const int P, const int V, 
     }
 #define REF_OCL_TILE(P, V, K, S, C)                                                            \
     [S - 1][K - 1][C][V - 1][P - 1] = ocl_tile_##P##x##V##k##K##s##S##c##C,
-/* The (W taps, W stride, c) built: 1-4 taps at stride 1 and 2, 1-3 at 3. */
+/* The (W taps, W stride, c) built: 1-5 taps at strides 1-3. */
 #define OCL_ALL(X)                                                                             \
     OCL_TILES(X, 1, 1, 0)                                                                      \
     OCL_TILES(X, 2, 1, 0) OCL_TILES(X, 3, 1, 0) OCL_TILES(X, 2, 2, 0) OCL_TILES(X, 2, 2, 1)    \
@@ -584,7 +584,11 @@ CPU_INLINE void ocl_tile_body(const ocl_tile_args *a, const int P, const int V, 
             OCL_TILES(X, 1, 2, 0) OCL_TILES(X, 1, 2, 1) OCL_TILES(X, 4, 1, 0)                  \
                 OCL_TILES(X, 1, 3, 0) OCL_TILES(X, 1, 3, 1) OCL_TILES(X, 1, 3, 2)              \
                     OCL_TILES(X, 2, 3, 0) OCL_TILES(X, 2, 3, 1) OCL_TILES(X, 2, 3, 2)          \
-                        OCL_TILES(X, 3, 3, 0) OCL_TILES(X, 3, 3, 1) OCL_TILES(X, 3, 3, 2)
+                        OCL_TILES(X, 3, 3, 0) OCL_TILES(X, 3, 3, 1) OCL_TILES(X, 3, 3, 2)      \
+                            OCL_TILES(X, 4, 3, 0) OCL_TILES(X, 4, 3, 1) OCL_TILES(X, 4, 3, 2)  \
+                                OCL_TILES(X, 5, 1, 0) OCL_TILES(X, 5, 2, 0)                    \
+                                    OCL_TILES(X, 5, 2, 1) OCL_TILES(X, 5, 3, 0)                \
+                                        OCL_TILES(X, 5, 3, 1) OCL_TILES(X, 5, 3, 2)
 OCL_ALL(DEF_OCL_TILE)
 static const ocl_tile_fn ocl_tiles[OCL_MAXS][OCL_MAXK][OCL_MAXS][OCL_MAXV][OCL_MAXP] = {
     OCL_ALL(REF_OCL_TILE)};
