@@ -17,8 +17,9 @@
  *       (1, 2, 4 or 8; 1: small grids take more slices a block instead;
  *       else ignored, with a note);
  *   CONVT3D_CUDA_TCWIN=0|1  the tensor-core window kernel's staging: 0 by
- *       element (the default for now), 1 by 16-byte words wherever they
- *       apply (NCDHW, W a multiple of 16 bytes, x 16-byte aligned) and fit.
+ *       element, 1 by 16-byte words wherever they apply (NCDHW, W a
+ *       multiple of 16 bytes, x 16-byte aligned) and fit; by default words
+ *       where they apply and two blocks still fit a multiprocessor.
  * Read once per plan creation (gpu.cu) and handed to the planners, which
  * stay pure functions of their arguments. */
 #ifndef CONVT3D_CUDA_COMMON_ENV_H

@@ -63,10 +63,13 @@ int best_box_d(const dim_most &md, const dim_most &mh, int dmd, int dmh, int tap
     return best;
 }
 
-/* Vector staging (kernel.cuh, tcw_vrows) is taken only when asked for
- * (CONVT3D_CUDA_TCWIN=1) until it has been timed on a GPU: it was built and
- * checked in the emulator in round 25, a session without a device. */
-constexpr bool kTcwVecByDefault = false;
+/* Vector staging (kernel.cuh, tcw_vrows) is taken wherever it suits
+ * (CONVT3D_CUDA_TCWIN=0 turns it off).  H100, round 27, the window kernel
+ * forced, element -> vector staging: f16 k4s2p1 0.36 -> 0.150 ms,
+ * k3s2p1op1_wide 0.161 -> 0.058, k3s1p1 0.052 -> 0.037, unet_up_k2s2 4.24 ->
+ * 1.07; TF32 0.365 -> 0.242, 0.168 -> 0.105, 0.049 -> 0.053 (the one
+ * slower), 2.71 -> 1.43. */
+constexpr bool kTcwVecByDefault = true;
 
 /* Whether vector staging can take the problem: NCDHW (a window row is a
  * run of x) with W a multiple of a 16-byte word, so that every row of x
@@ -233,6 +236,13 @@ static double box_efficiency(const tcw_params &p)
  * Not measured on f32 data in TF32. */
 constexpr long long kTcwMinTaps = 6;
 constexpr long long kTcwMinTapsHalf = 16;
+/* With vector staging (kTcwVecByDefault) the half window no longer goes
+ * through registers: H100, round 27, f16, the window kernel against the
+ * implicit-GEMM engine the walk took: k4s2p1 (8 taps a phase) 0.151 ms
+ * against 0.385, k3s2p1op1_wide (3.4) 0.058 against 0.068; with 1 tap
+ * (unet_up_k2s2) still slower, 1.07 against 0.82 (and the shuffle MMA's
+ * 0.40).  Random half problems were not measured. */
+constexpr long long kTcwMinTapsHalfVec = 3;
 constexpr double kTcwMinBoxShare = 0.7;
 constexpr long long kTcwFewOutMaxCig = 128;
 
@@ -281,11 +291,14 @@ bool tcwin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
 {
     tcw_params p;
     size_t smem;
-    if (!plan_tcwin(s, lim.smem_optin, -1, &p, &smem, why, why_size))
+    int vec = -1; /* the staging the plan will take (a bad value is reported there) */
+    if (ov.tcwin)
+        parse_tcwin(ov.tcwin, &vec);
+    if (!plan_tcwin(s, lim.smem_optin, vec, &p, &smem, why, why_size))
         return true;
     const long long phases = s->s[0] * s->s[1] * s->s[2];
     const bool half = tcwin_entry_math(e) == TCW_HALF;
-    const long long min_taps = half ? kTcwMinTapsHalf : kTcwMinTaps;
+    const long long min_taps = !half ? kTcwMinTaps : p.vec ? kTcwMinTapsHalfVec : kTcwMinTapsHalf;
     if (s->layout != CONVT3D_LAYOUT_NCDHW || !tcwin_channels_suit(s, half) ||
         s->k_volume < min_taps * phases || box_efficiency(p) < kTcwMinBoxShare) {
         if (tcwin_takes_few_inputs(e, s, lim, ov))

@@ -28,10 +28,9 @@ struct tcwin_variant {
  * memory a block needs; false with a reason in why if it does not apply
  * (strides above kTcwMaxStride, more than kTcwMaxTaps taps a phase, sizes
  * past int indexing, a window that does not fit smem_optin bytes).  vec:
- * -1 automatic (element staging for now, plan.cu's kTcwVecByDefault;
- * when on: vector staging where it applies and two blocks still fit a
- * multiprocessor), 1 vector staging wherever it applies and fits, 0
- * element staging. */
+ * -1 automatic (plan.cu's kTcwVecByDefault, on since round 27: vector
+ * staging where it applies and two blocks still fit a multiprocessor), 1
+ * vector staging wherever it applies and fits, 0 element staging. */
 bool plan_tcwin(const convt3d_shape *s, int smem_optin, int vec, tcw_params *p, size_t *smem,
                 char *why, size_t why_size);
 
