@@ -468,14 +468,14 @@ static int ndhwc_pl_applicable(const cpu_impl *im, const convt3d_shape *s, char 
 /* Taken for one group (several: the grouped lanes, after this in the walk,
  * fill theirs across groups), with enough positions a W phase: 6 at W
  * stride 1, else 16 and at least 4 positions a vector.  Measured (Zen 4, 2
- * threads, bench/NOTES.md round 27: the 36 problems of seeds 1, 2, 4, 5, 6
- * with one group on which it applies) against the gather tile of one group:
- * at W stride 1 faster on 15 of 16 (1.0-3.0x; 0.92x on a row of 5
- * positions), at strides 2-3 with 4 or more positions a vector and rows of
- * 16 or more faster on 8 of 11 (1.03-1.72x; the others 0.88-0.94x), and
- * with 2 a vector or shorter rows slower on 10 of 17.  Against the grouped
- * lanes on several groups: faster on 3 of 15 (1.1-1.5x), 0.16-0.92x on the
- * rest.  CONVT3D_CPU_PLN=1 takes the tile wherever it applies, =0 never. */
+ * threads, bench/NOTES.md round 27: the 35 problems of seeds 1, 2, 4, 5, 6
+ * with one group that it applies to and the gather tile took) against that
+ * tile: at W stride 1 faster on 10 of 12 (1.17-3.0x; a tie, and 0.92x on a
+ * row of 5 positions), at strides 2-3 with 4 or more positions a vector and
+ * rows of 16 or more faster on 7 of 10 (1.03-1.72x; the others
+ * 0.88-0.94x), with 2 a vector or shorter rows slower on 9 of 13.  Against
+ * the grouped lanes on several groups: faster on 3 of 16 (1.1-1.5x),
+ * 0.16-0.92x on the rest.  CONVT3D_CPU_PLN=1 takes the tile wherever it applies, =0 never. */
 static int ndhwc_pl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
                                 size_t why_size)
 {
