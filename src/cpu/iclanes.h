@@ -99,7 +99,7 @@ ICL_TILES(DEF_ICL_TILE)
 static const icl_tile_fn icl_tiles[ICL_MAXO][ICL_MAXP] = {ICL_TILES(REF_ICL_TILE)};
 
 /* The tiles of the job's row: positions split as row_ndhwc does
- * (ndhwc_row_split_of), each W phase on its own; a's fields but the
+ * (ndhwc_tile_next), each W phase on its own; a's fields but the
  * phase's taps, first position, output and count set by the caller.  y0 is
  * y at the row's position 0, ypos the distance between positions. */
 static void icl_row_tiles(const cpu_plan *pl, const cpu_row_job *job, icl_tile_args *a,
@@ -107,21 +107,17 @@ static void icl_row_tiles(const cpu_plan *pl, const cpu_row_job *job, icl_tile_a
 {
     const convt3d_shape *s = &pl->s;
     const int64_t sw = s->s[2];
-    const cpu_dim_phases *pw = &pl->ph[2];
     cpu_tap *kw = job->scratch;
-    const ndhwc_row_split rs = ndhwc_row_split_of(pl, job, pl->tile_a);
-    for (int64_t i = 0; i < rs.ntile; i++)
-        for (int64_t c = 0; c < pw->nphase; c++) {
-            const ndhwc_row_tile rtile = ndhwc_row_tile_of(pl, job, &rs, i, c);
-            if (rtile.npos <= 0)
-                continue;
-            a->nkw = select_row_taps(pw, c, rtile.j0, rtile.npos, a->in_w, kw);
-            a->kw = kw;
-            a->j0 = rtile.j0;
-            a->out = y0 + (rtile.j0 * sw + c) * ypos;
-            a->npos = rtile.npos;
-            icl_tiles[s->cog - 1][rtile.npos - 1](a);
-        }
+    ndhwc_tile_iter it = ndhwc_tile_iter_of(pl, job, pl->tile_a);
+    ndhwc_tile_at t;
+    while (ndhwc_tile_next(pl, job, &it, kw, &t)) {
+        a->nkw = t.nkw;
+        a->kw = kw;
+        a->j0 = t.j0;
+        a->out = y0 + (t.j0 * sw + t.c) * ypos;
+        a->npos = t.npos;
+        icl_tiles[s->cog - 1][t.npos - 1](a);
+    }
 }
 
 /* The fields of a tile's arguments common to both layouts. */

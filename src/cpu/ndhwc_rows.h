@@ -186,7 +186,6 @@ static void ndhwc_rows_run(const cpu_plan *pl, const cpu_row_job *job,
     const convt3d_shape *s = &pl->s;
     const int P = pl->tile_a, VB = pl->tile_b;
     const int64_t sw = s->s[2], outw = s->out[2], ys4 = s->y_stride[4];
-    const cpu_dim_phases *pw = &pl->ph[2];
     ndhwc_rows_args a;
     a.x = job->x;
     a.zeros = pl->zeros;
@@ -204,19 +203,16 @@ static void ndhwc_rows_run(const cpu_plan *pl, const cpu_row_job *job,
         ndhwc_rows_vectors(pl, c0, nvec, &a);
         a.w = job->w + c0;
         a.bias = job->bias ? job->bias + c0 : NULL;
-        const ndhwc_row_split rs = ndhwc_row_split_of(pl, job, P);
-        for (int64_t i = 0; i < rs.ntile; i++)
-            for (int64_t c = 0; c < pw->nphase; c++) {
-                const ndhwc_row_tile rtile = ndhwc_row_tile_of(pl, job, &rs, i, c);
-                if (rtile.npos <= 0)
-                    continue;
-                a.nkw = select_row_taps(pw, c, rtile.j0, rtile.npos, a.in_w, kw);
-                a.kw = kw;
-                a.j0 = rtile.j0;
-                a.out = job->y + (rtile.j0 * sw + c) * ys4 + c0;
-                a.npos = rtile.npos;
-                tiles[nvec - 1][rtile.npos - 1](&a);
-            }
+        ndhwc_tile_iter it = ndhwc_tile_iter_of(pl, job, P);
+        ndhwc_tile_at t;
+        while (ndhwc_tile_next(pl, job, &it, kw, &t)) {
+            a.nkw = t.nkw;
+            a.kw = kw;
+            a.j0 = t.j0;
+            a.out = job->y + (t.j0 * sw + t.c) * ys4 + c0;
+            a.npos = t.npos;
+            tiles[nvec - 1][t.npos - 1](&a);
+        }
     }
 }
 

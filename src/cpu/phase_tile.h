@@ -783,12 +783,49 @@ static int64_t select_row_taps(const cpu_dim_phases *pw, int64_t c, int64_t j0, 
     return n;
 }
 
+/* The tiles of a job's row in turn: each tile of the split (P positions
+ * at most), each W phase that has positions in it, with that phase's taps
+ * that read inside the row (into the caller's kw).  Every NDHWC row kernel
+ * walks its row this way. */
+typedef struct ndhwc_tile_iter {
+    ndhwc_row_split rs;
+    int64_t i, c;
+} ndhwc_tile_iter;
+
+typedef struct ndhwc_tile_at {
+    int64_t j0, npos, c, nkw; /* first position, positions, W phase, taps in kw */
+} ndhwc_tile_at;
+
+CPU_INLINE ndhwc_tile_iter ndhwc_tile_iter_of(const cpu_plan *pl, const cpu_row_job *job, int P)
+{
+    ndhwc_tile_iter it = {ndhwc_row_split_of(pl, job, P), 0, 0};
+    return it;
+}
+
+CPU_INLINE int ndhwc_tile_next(const cpu_plan *pl, const cpu_row_job *job, ndhwc_tile_iter *it,
+                               cpu_tap *kw, ndhwc_tile_at *t)
+{
+    const cpu_dim_phases *pw = &pl->ph[2];
+    for (; it->i < it->rs.ntile; it->i++, it->c = 0)
+        while (it->c < pw->nphase) {
+            const int64_t c = it->c++;
+            const ndhwc_row_tile rtile = ndhwc_row_tile_of(pl, job, &it->rs, it->i, c);
+            if (rtile.npos <= 0)
+                continue;
+            t->j0 = rtile.j0;
+            t->npos = rtile.npos;
+            t->c = c;
+            t->nkw = select_row_taps(pw, c, rtile.j0, rtile.npos, pl->s.in[2], kw);
+            return 1;
+        }
+    return 0;
+}
+
 static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
 {
     const convt3d_shape *s = &pl->s;
     const int P = pl->tile_a, VB = pl->tile_b;
     const int64_t sw = s->s[2], outw = s->out[2], ys4 = s->y_stride[4];
-    const cpu_dim_phases *pw = &pl->ph[2];
     ndhwc_tile_args a;
     a.x = job->x;
     a.zeros = pl->zeros;
@@ -809,19 +846,16 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
         a.w = job->w + oc0;
         a.bias = job->bias ? job->bias + oc0 : NULL;
         a.last = v_mask_range(0, (int)cpu_min64(left - (int64_t)(nvec - 1) * VL, VL));
-        const ndhwc_row_split rs = ndhwc_row_split_of(pl, job, P);
-        for (int64_t i = 0; i < rs.ntile; i++)
-            for (int64_t c = 0; c < pw->nphase; c++) {
-                const ndhwc_row_tile rtile = ndhwc_row_tile_of(pl, job, &rs, i, c);
-                if (rtile.npos <= 0)
-                    continue;
-                a.nkw = select_row_taps(pw, c, rtile.j0, rtile.npos, a.in_w, kw);
-                a.kw = kw;
-                a.j0 = rtile.j0;
-                a.out = job->y + (rtile.j0 * sw + c) * ys4 + oc0;
-                a.npos = rtile.npos;
-                ndhwc_tiles[nvec - 1][rtile.npos - 1](&a);
-            }
+        ndhwc_tile_iter it = ndhwc_tile_iter_of(pl, job, P);
+        ndhwc_tile_at t;
+        while (ndhwc_tile_next(pl, job, &it, kw, &t)) {
+            a.nkw = t.nkw;
+            a.kw = kw;
+            a.j0 = t.j0;
+            a.out = job->y + (t.j0 * sw + t.c) * ys4 + oc0;
+            a.npos = t.npos;
+            ndhwc_tiles[nvec - 1][t.npos - 1](&a);
+        }
     }
 }
 

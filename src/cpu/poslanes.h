@@ -146,7 +146,6 @@ static void row_ndhwc_pl(const cpu_plan *pl, const cpu_row_job *job)
 {
     const convt3d_shape *s = &pl->s;
     const int64_t sw = s->s[2], outw = s->out[2], ys4 = s->y_stride[4];
-    const cpu_dim_phases *pw = &pl->ph[2];
     pln_tile_args a;
     a.cw = cpu_ndhwc_pl_width(s, VL);
     a.ppv = VL / a.cw;
@@ -167,19 +166,16 @@ static void row_ndhwc_pl(const cpu_plan *pl, const cpu_row_job *job)
     a.out_stride = sw < outw ? sw * ys4 : 0; /* one output a phase: no stride */
     a.contiguous = a.out_stride == a.cw && a.cog == a.cw;
     cpu_tap *kw = job->scratch;
-    const ndhwc_row_split rs = ndhwc_row_split_of(pl, job, pl->tile_a);
-    for (int64_t i = 0; i < rs.ntile; i++)
-        for (int64_t c = 0; c < pw->nphase; c++) {
-            const ndhwc_row_tile rtile = ndhwc_row_tile_of(pl, job, &rs, i, c);
-            if (rtile.npos <= 0)
-                continue;
-            a.nkw = select_row_taps(pw, c, rtile.j0, rtile.npos, a.in_w, kw);
-            a.kw = kw;
-            a.j0 = rtile.j0;
-            a.out = job->y + (rtile.j0 * sw + c) * ys4;
-            a.npos = rtile.npos;
-            pln_tiles[((rtile.npos + a.ppv - 1) >> pshift) - 1](&a);
-        }
+    ndhwc_tile_iter it = ndhwc_tile_iter_of(pl, job, pl->tile_a);
+    ndhwc_tile_at t;
+    while (ndhwc_tile_next(pl, job, &it, kw, &t)) {
+        a.nkw = t.nkw;
+        a.kw = kw;
+        a.j0 = t.j0;
+        a.out = job->y + (t.j0 * sw + t.c) * ys4;
+        a.npos = t.npos;
+        pln_tiles[((t.npos + a.ppv - 1) >> pshift) - 1](&a);
+    }
 }
 
 static void plan_ndhwc_pl(cpu_plan *pl)
