@@ -112,6 +112,20 @@ static int isa_supported(const cpu_isa *isa)
 
 /* ---- the kinds of kernel ------------------------------------------------ */
 
+/* A kind's override name=1|0: 1 when it asks to take the kind wherever it
+ * applies, 0 when never (why then says so), -1 when unset or otherwise. */
+static int env_forced(const char *name, char *why, size_t why_size)
+{
+    const char *force = getenv(name);
+    if (force && strcmp(force, "1") == 0)
+        return 1;
+    if (force && strcmp(force, "0") == 0) {
+        snprintf(why, why_size, "%s=0", name);
+        return 0;
+    }
+    return -1;
+}
+
 static const cpu_kernel *ncdhw_oc_kernel(const cpu_isa *isa) { return &isa->ncdhw_oc; }
 static const cpu_kernel *ncdhw_kernel(const cpu_isa *isa) { return &isa->ncdhw; }
 static const cpu_kernel *ndhwc_kernel(const cpu_isa *isa) { return &isa->ndhwc; }
@@ -479,13 +493,9 @@ static int ndhwc_pl_applicable(const cpu_impl *im, const convt3d_shape *s, char 
 static int ndhwc_pl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
                                 size_t why_size)
 {
-    const char *force = getenv("CONVT3D_CPU_PLN");
-    if (force && strcmp(force, "1") == 0)
-        return 0;
-    if (force && strcmp(force, "0") == 0) {
-        snprintf(why, why_size, "CONVT3D_CPU_PLN=0");
-        return 1;
-    }
+    const int forced = env_forced("CONVT3D_CPU_PLN", why, why_size);
+    if (forced >= 0)
+        return !forced;
     if (s->groups > 1 && ndhwc_gl_applicable(im, s, why, why_size)) {
         snprintf(why, why_size, "%lld groups: the grouped lanes fill theirs across groups",
                  (long long)s->groups);
@@ -547,13 +557,9 @@ static int ncdhw_colg_applicable(const cpu_impl *im, const convt3d_shape *s, cha
 static int ncdhw_colg_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
                                   size_t why_size)
 {
-    const char *force = getenv("CONVT3D_CPU_COLG");
-    if (force && strcmp(force, "1") == 0)
-        return 0;
-    if (force && strcmp(force, "0") == 0) {
-        snprintf(why, why_size, "CONVT3D_CPU_COLG=0");
-        return 1;
-    }
+    const int forced = env_forced("CONVT3D_CPU_COLG", why, why_size);
+    if (forced >= 0)
+        return !forced;
     if (im->isa->vector_lanes == 1) {
         snprintf(why, why_size, "the portable build is the tests' second implementation");
         return 1;
