@@ -9,7 +9,8 @@
  * Targets: the CPU with its default kernel, each other CPU kernel variant the
  * machine supports (forced through CONVT3D_CPU_ISA), the CPU with streaming
  * stores forced on (CONVT3D_CPU_STREAM=1; default and AVX2 kernels), with
- * input-row packing forced on (CONVT3D_CPU_PACK=1), with the NCDHW
+ * input-row packing forced on (CONVT3D_CPU_PACK=1; with the AVX2 kernel too,
+ * with streaming stores), with the NCDHW
  * output-channel tiles wherever they apply (CONVT3D_CPU_LANES=oc; default and
  * AVX2 kernels), and CUDA with device pointers and with host pointers.  A
  * target that is not available here prints why and skips.  Then the full kernelbench shape once per device, and the CPU
@@ -192,7 +193,7 @@ typedef struct target {
     const char *label;
     convt3d_device device;
     pointer_mode mode;
-    target_env env[2]; /* CONVT3D_CPU_* overrides; unused ones have name NULL */
+    target_env env[3]; /* CONVT3D_CPU_* overrides; unused ones have name NULL */
 } target;
 
 enum {
@@ -220,8 +221,9 @@ static const target targets[T_COUNT] = {
     {"cpu avx2", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {ISA("avx2")}},
     {"cpu generic", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {ISA("generic")}},
     {"cpu streaming stores", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {STREAM}},
-    {"cpu avx2 kernel, streaming stores", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
-     {ISA("avx2"), STREAM}},
+    /* with the input rows packed too: the AVX2 build's packed NDHWC tiles */
+    {"cpu avx2 kernel, streaming stores, packed rows", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
+     {ISA("avx2"), STREAM, PACK}},
     {"cpu input-row packing", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {PACK}},
     {"cpu output-channel tiles", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS, {OC_LANES}},
     {"cpu avx2 kernel, output-channel tiles", {CONVT3D_DEVICE_CPU, 0}, HOST_POINTERS,
@@ -1272,9 +1274,10 @@ void register_backend_tests(void)
         {"cpu streaming stores: random problems", random_T_CPU_STREAM},
         {"cpu streaming stores: edge cases", edges_T_CPU_STREAM},
         {"cpu streaming stores: bench shapes (reduced)", bench_T_CPU_STREAM},
-        {"cpu avx2 kernel, streaming stores: random problems", random_T_CPU_AVX2_STREAM},
-        {"cpu avx2 kernel, streaming stores: edge cases", edges_T_CPU_AVX2_STREAM},
-        {"cpu avx2 kernel, streaming stores: bench shapes (reduced)", bench_T_CPU_AVX2_STREAM},
+        {"cpu avx2 kernel, streaming stores, packed rows: random problems", random_T_CPU_AVX2_STREAM},
+        {"cpu avx2 kernel, streaming stores, packed rows: edge cases", edges_T_CPU_AVX2_STREAM},
+        {"cpu avx2 kernel, streaming stores, packed rows: bench shapes (reduced)",
+         bench_T_CPU_AVX2_STREAM},
         {"cpu, input rows packed: random problems", random_T_CPU_PACK},
         {"cpu, input rows packed: edge cases", edges_T_CPU_PACK},
         {"cpu, input rows packed: bench shapes (reduced)", bench_T_CPU_PACK},

@@ -76,8 +76,9 @@ typedef void (*cpu_block_fn)(const cpu_plan *plan, const cpu_row_job *job, int64
 typedef struct cpu_kernel {
     cpu_row_fn row;
     void (*plan)(cpu_plan *plan);
-    /* The kernel reads NCDHW x through cpu_row_job's x_plane, w_lo and w_hi
-     * such that input-row packing may stand in for x (cpu/rowpack.c). */
+    /* The kernel reads x through cpu_row_job's x_plane, w_lo and w_hi such
+     * that input-row packing may stand in for x (cpu/rowpack.c): NCDHW rows
+     * as they are, NDHWC rows as channel rows (the kernel checks pack_slots). */
     int reads_packed_rows;
     /* The kernel takes whole NDHWC output rows (n, od, oh) across every
      * group, so that its vector lanes can run across groups: the row job's
@@ -176,7 +177,7 @@ struct cpu_plan {
     int64_t cigp;
     cpu_cache_budget cache;    /* from the machine's caches, at plan creation */
     int stream;                /* y is large: kernels may write it with streaming stores */
-    /* NCDHW input-row packing (0 slots: off): each needed input row (id, ih)
+    /* Input-row packing (0 slots: off): each needed input row (id, ih)
      * of a group is copied, all cig channels, into a per-thread slot of
      * cig rows of pack_row floats with pack_left zeros before the data and
      * zeros after it, so tiles read contiguous, unaliased, in-bounds memory. */

@@ -655,6 +655,7 @@ typedef struct ndhwc_tile_args {
     const cpu_tap *kw;
     int64_t nkw;
     int64_t j0, in_w, xw;    /* first position; input width; x stride along w */
+    int64_t x_plane;         /* packed rows (cpu/rowpack.h): floats between channels */
     int64_t cig, tap_stride, cogp;
     float *out;              /* y at the tile's first position, channel oc0 */
     int64_t out_stride;      /* between positions: s_w * C_out */
@@ -671,7 +672,25 @@ typedef void (*ndhwc_tile_fn)(const ndhwc_tile_args *a);
 #define NDHWC_PREFETCH_W 0
 #endif
 
-CPU_INLINE void ndhwc_tile_body(const ndhwc_tile_args *a, const int P, const int V)
+/* One tap's products on packed rows (PACKED tiles): x channel-major with
+ * zero margins, so every position reads xb + p of its channel row, one base
+ * and constant offsets, with no border test. */
+#define NDHWC_PACKED_TAP()                                                                     \
+    do {                                                                                       \
+        const float *xb = xr + a->j0 + a->kw[t].delta;                                         \
+        for (int64_t ic = 0; ic < cig; ic++, xb += a->x_plane, wp += cogp) {                   \
+            vf wv[NDHWC_MAXV];                                                                 \
+            CPU_UNROLL for (int v = 0; v < V; v++) wv[v] = v_loadu(wp + v * VL);               \
+            CPU_UNROLL for (int p = 0; p < P; p++)                                             \
+            {                                                                                  \
+                const vf xv = v_bcast(xb + p);                                                 \
+                CPU_UNROLL for (int v = 0; v < V; v++) acc[p][v] = v_fma(xv, wv[v], acc[p][v]); \
+            }                                                                                  \
+        }                                                                                      \
+    } while (0)
+
+CPU_INLINE void ndhwc_tile_body(const ndhwc_tile_args *a, const int P, const int V,
+                                const int PACKED)
 {
     vf acc[NDHWC_MAXP][NDHWC_MAXV];
     CPU_UNROLL for (int v = 0; v < V; v++) {
@@ -686,6 +705,10 @@ CPU_INLINE void ndhwc_tile_body(const ndhwc_tile_args *a, const int P, const int
         for (int64_t t = 0; t < a->nkw; t++) {
             const int64_t iw0 = a->j0 + a->kw[t].delta;
             const float *wp = wr + a->kw[t].k * tap_stride;
+            if (PACKED) {
+                NDHWC_PACKED_TAP();
+                continue;
+            }
             const float *xp[NDHWC_MAXP];
             if (iw0 >= 0 && iw0 + P <= a->in_w) {
                 /* every position inside the row: xw apart from one base, no
@@ -729,10 +752,14 @@ CPU_INLINE void ndhwc_tile_body(const ndhwc_tile_args *a, const int P, const int
 }
 
 #define DEF_NDHWC_TILE(P, V)                                                                   \
-    static void ndhwc_tile_##P##x##V(const ndhwc_tile_args *a) { ndhwc_tile_body(a, P, V); }
+    static void ndhwc_tile_##P##x##V(const ndhwc_tile_args *a) { ndhwc_tile_body(a, P, V, 0); } \
+    static void ndhwc_packed_##P##x##V(const ndhwc_tile_args *a) { ndhwc_tile_body(a, P, V, 1); }
 NDHWC_TILES(DEF_NDHWC_TILE)
 #define REF_NDHWC_TILE(P, V) [V - 1][P - 1] = ndhwc_tile_##P##x##V,
+#define REF_NDHWC_PACKED(P, V) [V - 1][P - 1] = ndhwc_packed_##P##x##V,
 static const ndhwc_tile_fn ndhwc_tiles[NDHWC_MAXV][NDHWC_MAXP] = {NDHWC_TILES(REF_NDHWC_TILE)};
+static const ndhwc_tile_fn ndhwc_packed_tiles[NDHWC_MAXV][NDHWC_MAXP] = {
+    NDHWC_TILES(REF_NDHWC_PACKED)};
 
 /* The NDHWC tiles of a job's row (here and in cpu/ndhwc_rows.h): the job's
  * positions of the longest W phase split into the fewest tiles of at most
@@ -833,9 +860,11 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
     a.nrt = job->nrt;
     a.in_w = s->in[2];
     a.xw = s->x_stride[4];
+    a.x_plane = job->x_plane;
     a.cig = s->cig;
     a.cogp = pl->cogp;
     a.tap_stride = s->cig * pl->cogp;
+    const ndhwc_tile_fn(*tiles)[NDHWC_MAXP] = pl->pack_slots ? ndhwc_packed_tiles : ndhwc_tiles;
     /* With sw >= out_w each phase has one output: no stride (and no overflow). */
     a.out_stride = sw < outw ? sw * ys4 : 0;
     cpu_tap *kw = job->scratch;
@@ -854,7 +883,7 @@ static void row_ndhwc(const cpu_plan *pl, const cpu_row_job *job)
             a.j0 = t.j0;
             a.out = job->y + (t.j0 * sw + t.c) * ys4 + oc0;
             a.npos = t.npos;
-            ndhwc_tiles[nvec - 1][t.npos - 1](&a);
+            tiles[nvec - 1][t.npos - 1](&a);
         }
     }
 }
@@ -900,7 +929,7 @@ const cpu_isa CPU_ISA_SYMBOL = {
                .ndhwc_pos_max = NDHWC_POS_MAX, .vector_regs = VREGS},
     .ncdhw = {.row = row_ncdhw, .plan = plan_ncdhw, .reads_packed_rows = 1},
     .ncdhw_oc = {.row = row_ncdhw_oc, .plan = plan_ncdhw_oc, .reads_packed_rows = 1},
-    .ndhwc = {.row = row_ndhwc, .plan = plan_ndhwc},
+    .ndhwc = {.row = row_ndhwc, .plan = plan_ndhwc, .reads_packed_rows = 1},
     .ndhwc_dw = {.row = row_ndhwc_dw, .plan = plan_ndhwc_dw, .all_groups = 1},
     .ndhwc_gl = {.row = row_ndhwc_gl, .plan = plan_ndhwc_gl, .all_groups = 1},
     .group_lanes = VL,

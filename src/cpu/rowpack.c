@@ -1,4 +1,4 @@
-/* Planning of the NCDHW input-row packing (rowpack.h). */
+/* Planning of the input-row packing (rowpack.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,8 +29,7 @@ void cpu_plan_row_packing(cpu_plan *pl)
     const convt3d_shape *s = &pl->s;
     const char *force = getenv("CONVT3D_CPU_PACK");
     pl->pack_slots = 0;
-    if (s->layout != CONVT3D_LAYOUT_NCDHW || !pl->kernel->reads_packed_rows ||
-        (force && strcmp(force, "0") == 0))
+    if (!pl->kernel->reads_packed_rows || (force && strcmp(force, "0") == 0))
         return;
     int64_t wlo, whi, hlo, hhi, nd = 0, nh = 0;
     tap_delta_range(&pl->ph[2], &wlo, &whi);
@@ -43,10 +42,29 @@ void cpu_plan_row_packing(cpu_plan *pl)
      * cheap, one input row per output row (kernel <= stride in D and H), and
      * the channel sweep is long (unet_up_k2s2: 8%); elsewhere they cost
      * 2-6%.  CONVT3D_CPU_PACK=1 packs whenever the rows fit the budget. */
-    if (!(force && strcmp(force, "1") == 0) && (nd * nh > 1 || s->cig < 32))
+    if (!(force && strcmp(force, "1") == 0) && s->layout == CONVT3D_LAYOUT_NCDHW &&
+        (nd * nh > 1 || s->cig < 32))
         return;
+    /* NDHWC (the one-group gather tile): packed, its positions read one
+     * channel row each, one base register and constant offsets, and the
+     * zero margins spare the border tiles their per-position pointers.
+     * That pays where a tile's positions are too many for the registers to
+     * hold their pointers (9 or more) and the copy, a transpose an element
+     * at a time, is cheap (8 or fewer input channels a group, each read by
+     * 4 or more taps).  Measured on
+     * seed 3's 42 NDHWC gather problems (Zen 4): inside the rule 8 of 9
+     * faster (random_84, 2 -> 6 channels, k4 s2, 1.50x; random_15 1.22x),
+     * outside it mostly slower (random_101, 64 channels a group, 0.59x;
+     * random_22, one tap, 0.88x). */
     const int64_t jlen = cpu_phase_len(s->out[2], s->s[2], 0);
-    const int64_t jlast = (jlen + pl->chunk - 1) / pl->chunk * pl->chunk - 1;
+    if (!(force && strcmp(force, "1") == 0) && s->layout == CONVT3D_LAYOUT_NDHWC) {
+        const int64_t tile = pl->tile_a > 0 ? pl->tile_a : 1;
+        const int64_t per_tile = jlen > 0 ? jlen / ((jlen + tile - 1) / tile) : 0;
+        if (s->cig > 8 || per_tile < 9 || s->k_volume < 4)
+            return;
+    }
+    const int64_t chunk = pl->chunk > 0 ? pl->chunk : 1;
+    const int64_t jlast = (jlen + chunk - 1) / chunk * chunk - 1;
     /* Margins as wide as the taps reach past the row; huge ones (huge
      * dilations) would not fit the budget anyway, and must not overflow. */
     const int64_t big = (int64_t)1 << 40;

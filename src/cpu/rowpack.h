@@ -1,5 +1,5 @@
-/* NCDHW input-row packing: a per-thread cache of input rows copied out of
- * x (cpu_plan.pack_slots).  Not installed. */
+/* Input-row packing: a per-thread cache of input rows copied out of x
+ * (cpu_plan.pack_slots), channel-major in either layout.  Not installed. */
 #ifndef CONVT3D_CPU_ROWPACK_H
 #define CONVT3D_CPU_ROWPACK_H
 
@@ -7,7 +7,7 @@
 
 #include "kernels.h"
 
-/* Sets pack_slots, pack_left and pack_row of a planned NCDHW plan (its
+/* Sets pack_slots, pack_left and pack_row of a planned plan (its
  * tiling and phase tables set); pack_slots 0 leaves packing off. */
 CONVT3D_INTERNAL void cpu_plan_row_packing(cpu_plan *pl);
 
@@ -56,9 +56,18 @@ static inline int64_t pack_slot(const cpu_plan *pl, cpu_pack_cache *pc, const fl
     /* victim >= 0: a row needs fewer slots than plan_packing provides. */
     float *dst = pc->rows + (int64_t)victim * s->cig * pl->pack_row + pl->pack_left;
     const float *from = xg + id * s->x_stride[2] + ih * s->x_stride[3];
-    for (int64_t ic = 0; ic < s->cig; ic++)
-        memcpy(dst + ic * pl->pack_row, from + ic * s->x_stride[1],
-               (size_t)s->in[2] * sizeof(float));
+    if (s->x_stride[4] == 1) {
+        for (int64_t ic = 0; ic < s->cig; ic++)
+            memcpy(dst + ic * pl->pack_row, from + ic * s->x_stride[1],
+                   (size_t)s->in[2] * sizeof(float));
+    } else {
+        /* NDHWC: the group's channels of each position, transposed into
+         * channel rows */
+        const int64_t xw = s->x_stride[4], cig = s->cig, row = pl->pack_row;
+        for (int64_t iw = 0; iw < s->in[2]; iw++)
+            for (int64_t ic = 0; ic < cig; ic++)
+                dst[ic * row + iw] = from[iw * xw + ic];
+    }
     pc->tag[victim] = (cpu_pack_tag){ng, id, ih, pc->now};
     return victim;
 }
