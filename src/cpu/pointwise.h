@@ -259,12 +259,28 @@ static void pw_fill(float *dst, float value, int64_t n)
         v_storeu_mask(dst + i, b, v_mask_range(0, (int)(n - i)));
 }
 
+/* pw_fill over a long span of y: to a whole vector's alignment first, since
+ * a vector across two cache lines costs two stores (the bias-only outputs of
+ * strided problems are most of y: random_145 of seed 3, 6 -> 3 channels at
+ * stride 2, 2.5x faster with the whole-row spans below). */
+static void pw_fill_aligned(float *dst, float value, int64_t n)
+{
+    const int64_t mis = (int64_t)((uintptr_t)dst / sizeof(float) % VL);
+    if (mis && n > VL) {
+        v_storeu_mask(dst, v_set1(value), v_mask_range(0, (int)(VL - mis)));
+        dst += VL - mis;
+        n -= VL - mis;
+    }
+    pw_fill(dst, value, n);
+}
+
 /* NCDHW: outputs [ow0, ow1) of every channel of the row get the bias (or 0). */
 static void pw_fill_ncdhw(const cpu_plan *pl, const cpu_row_job *job, int64_t ow0, int64_t ow1)
 {
     const convt3d_shape *s = &pl->s;
     for (int64_t oc = 0; ow0 < ow1 && oc < s->cog; oc++)
-        pw_fill(job->y + oc * s->y_stride[1] + ow0, job->bias ? job->bias[oc] : 0.0f, ow1 - ow0);
+        pw_fill_aligned(job->y + oc * s->y_stride[1] + ow0, job->bias ? job->bias[oc] : 0.0f,
+                        ow1 - ow0);
 }
 
 /* The row's bias-only outputs.  NCDHW: at W stride 1 the two ends outside
@@ -279,6 +295,11 @@ static void pw_fill_row(const cpu_plan *pl, const cpu_row_job *job, int64_t c, i
     const int64_t sw = s->s[2];
     const int64_t ow0 = job->j0 * sw, ow1 = cpu_min64(s->out[2], job->j1 * sw);
     if (s->layout == CONVT3D_LAYOUT_NDHWC) {
+        if (jlo >= jhi && !job->bias && s->y_stride[4] == s->cog) {
+            /* no input reaches the row, one group: one span of zeros */
+            pw_fill_aligned(job->y + ow0 * s->cog, 0.0f, (ow1 - ow0) * s->cog);
+            return;
+        }
         const size_t bytes = (size_t)s->cog * sizeof(float);
         for (int64_t ow = ow0; ow < ow1; ow++) {
             const int64_t j = ow / sw;
@@ -400,13 +421,21 @@ static void block_ncdhw_pw(const cpu_plan *pl, const cpu_row_job *job, int64_t o
     const int d_hit = td % s->s[0] == 0 && td / s->s[0] < s->in[0];
     const int covered = pw_rows_covered(s);
     cpu_row_job row = *job;
-    for (int64_t oh = oh0; oh < oh1; oh++) {
+    /* Rows to fill, a run of consecutive ones at a time: with y's rows
+     * contiguous (always, planned from convt3d_tensor_strides) a run is one
+     * span of each channel. */
+    const int64_t run_rows = s->y_stride[3] == s->out[2] ? oh1 - oh0 : 1;
+    int64_t r0 = oh0;
+    for (int64_t oh = oh0; oh <= oh1; oh++) {
         const int64_t th = oh + ph;
-        const int hit = d_hit && th % sh == 0 && th / sh < s->in[1];
-        if (!hit || !covered) {
-            row.y = job->y + oh * s->y_stride[3];
-            pw_fill_ncdhw(pl, &row, 0, s->out[2]);
+        const int fill = oh < oh1 && (!(d_hit && th % sh == 0 && th / sh < s->in[1]) || !covered);
+        if (fill && oh - r0 < run_rows)
+            continue;
+        if (r0 < oh) {
+            row.y = job->y + r0 * s->y_stride[3];
+            pw_fill_ncdhw(pl, &row, 0, (oh - r0) * s->out[2]);
         }
+        r0 = fill ? oh : oh + 1;
     }
     if (!d_hit)
         return;
