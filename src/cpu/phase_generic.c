@@ -258,6 +258,6 @@ const cpu_isa convt3d_cpu_isa_generic = {
     .ncdhw_icl = {.row = row_ncdhw_icl, .plan = plan_ndhwc_icl},
     .ic_lanes = GEN_ICL,
     .ncdhw_pw = {.row = row_ncdhw_pw, .plan = plan_pw, .block = block_ncdhw_pw},
-    .ndhwc_pw = {.row = row_ndhwc_pw, .plan = plan_pw},
+    .ndhwc_pw = {.row = row_ndhwc_pw, .plan = plan_pw, .block = block_ndhwc_pw},
     .ncdhw_colg = {.plan = plan_ncdhw_colg, .block = block_ncdhw_colg},
 };

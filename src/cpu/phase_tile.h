@@ -937,7 +937,7 @@ const cpu_isa CPU_ISA_SYMBOL = {
     .ncdhw_icl = {.row = row_ncdhw_icl, .plan = plan_ncdhw_icl},
     .ic_lanes = VL,
     .ncdhw_pw = {.row = row_ncdhw_pw, .plan = plan_pw, .block = block_ncdhw_pw},
-    .ndhwc_pw = {.row = row_ndhwc_pw, .plan = plan_pw},
+    .ndhwc_pw = {.row = row_ndhwc_pw, .plan = plan_pw, .block = block_ndhwc_pw},
     .ncdhw_colg = {.plan = plan_ncdhw_colg, .block = block_ncdhw_colg},
     .ndhwc_tr = {.row = row_ndhwc_tr, .plan = plan_ndhwc_tr, .all_groups = 1, .group_blocks = 1},
     .ndhwc_pl = {.row = row_ndhwc_pl, .plan = plan_ndhwc_pl},

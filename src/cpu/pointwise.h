@@ -371,6 +371,28 @@ static void row_ncdhw_pw(const cpu_plan *pl, const cpu_row_job *job)
     }
 }
 
+/* NDHWC: len positions from x0 and y0 (a->x_step and a->y_step apart; the
+ * rest of a set), every output channel, in even tiles of positions. */
+static void pw_ndhwc_positions(const cpu_plan *pl, const cpu_row_job *job, pw_args *a,
+                               const float *x0, float *y0, int64_t len)
+{
+    const convt3d_shape *s = &pl->s;
+    for (int64_t oc = 0; oc < s->cog; oc += PW_MAXV * VL) {
+        const int64_t left = s->cog - oc;
+        const int V = (int)cpu_min64(PW_MAXV, (left + VL - 1) / VL), P = pw_rows[V - 1];
+        a->n = (int)cpu_min64(V * VL, left);
+        a->w = job->w + oc;
+        a->bias = job->bias ? job->bias + oc : NULL;
+        const int64_t tiles = (len + P - 1) / P;
+        for (int64_t i = 0; i < tiles; i++) {
+            const int64_t j = pw_split_first(len, tiles, i);
+            a->x = x0 + j * a->x_step;
+            a->y = y0 + j * a->y_step + oc;
+            pw_ndhwc_tiles[V - 1][pw_split_first(len, tiles, i + 1) - j - 1](a);
+        }
+    }
+}
+
 static void row_ndhwc_pw(const cpu_plan *pl, const cpu_row_job *job)
 {
     const convt3d_shape *s = &pl->s;
@@ -383,22 +405,31 @@ static void row_ndhwc_pw(const cpu_plan *pl, const cpu_row_job *job)
      * row's length in y */
     pw_args a = {.x_step = xs, .cig = s->cig, .cogp = pl->cogp, .y_step = len > 1 ? sw * ys : 0,
                  .y_pos = 1};
-    const float *x0 = job->x + job->rt[0].x_off + (jlo + delta) * xs;
-    float *y0 = job->y + (jlo * sw + c) * ys;
-    for (int64_t oc = 0; oc < s->cog; oc += PW_MAXV * VL) {
-        const int64_t left = s->cog - oc;
-        const int V = (int)cpu_min64(PW_MAXV, (left + VL - 1) / VL), P = pw_rows[V - 1];
-        a.n = (int)cpu_min64(V * VL, left);
-        a.w = job->w + oc;
-        a.bias = job->bias ? job->bias + oc : NULL;
-        const int64_t tiles = (len + P - 1) / P;
-        for (int64_t i = 0; i < tiles; i++) {
-            const int64_t j = pw_split_first(len, tiles, i);
-            a.x = x0 + j * xs;
-            a.y = y0 + j * sw * ys + oc;
-            pw_ndhwc_tiles[V - 1][pw_split_first(len, tiles, i + 1) - j - 1](&a);
-        }
-    }
+    pw_ndhwc_positions(pl, job, &a, job->x + job->rt[0].x_off + (jlo + delta) * xs,
+                       job->y + (jlo * sw + c) * ys, len);
+}
+
+/* NDHWC with every stride 1 and no padding: y's positions are x's, so the
+ * rows of a block are one run of positions in both and one GEMM, with no
+ * row's setup and no short row's tiles (random_65 of seed 3, 1 -> 32
+ * channels, rows of 25). */
+static int pw_ndhwc_dense(const convt3d_shape *s)
+{
+    for (int d = 0; d < 3; d++)
+        if (s->s[d] != 1 || s->p[d] != 0 || s->out[d] != s->in[d])
+            return 0;
+    return s->layout == CONVT3D_LAYOUT_NDHWC && s->x_stride[3] == s->in[2] * s->x_stride[4] &&
+           s->y_stride[3] == s->out[2] * s->y_stride[4];
+}
+
+static void block_ndhwc_pw(const cpu_plan *pl, const cpu_row_job *job, int64_t od, int64_t oh0,
+                           int64_t oh1)
+{
+    const convt3d_shape *s = &pl->s;
+    pw_args a = {.x_step = s->x_stride[4], .cig = s->cig, .cogp = pl->cogp,
+                 .y_step = s->y_stride[4], .y_pos = 1};
+    pw_ndhwc_positions(pl, job, &a, job->x + od * s->x_stride[2] + oh0 * s->x_stride[3],
+                       job->y + oh0 * s->y_stride[3], (oh1 - oh0) * s->out[2]);
 }
 
 /* Whether every output of a row is reached (W stride 1, the input covers
@@ -498,7 +529,7 @@ static void plan_pw(cpu_plan *pl)
     pl->pw_off = pw_offsets(&pl->s);
     /* at W stride > 1 every run is one output: element by element then */
     pl->pw_run = pl->pw_off && pl->s.s[2] == 1 ? pl->pw_off + pl->s.in[1] * pl->s.in[2] : NULL;
-    pl->blocks = pl->pw_off != NULL;
+    pl->blocks = pl->pw_off != NULL || pw_ndhwc_dense(&pl->s);
 }
 
 #endif /* CONVT3D_CPU_POINTWISE_H */
