@@ -452,21 +452,20 @@ static void block_ncdhw_pw(const cpu_plan *pl, const cpu_row_job *job, int64_t o
     const int d_hit = td % s->s[0] == 0 && td / s->s[0] < s->in[0];
     const int covered = pw_rows_covered(s);
     cpu_row_job row = *job;
-    /* Rows to fill, a run of consecutive ones at a time: with y's rows
-     * contiguous (always, planned from convt3d_tensor_strides) a run is one
-     * span of each channel. */
-    const int64_t run_rows = s->y_stride[3] == s->out[2] ? oh1 - oh0 : 1;
+    /* Rows to fill, a run of consecutive ones at a time: y's rows are
+     * contiguous (its strides come from convt3d_tensor_strides), so a run is
+     * one span of each channel. */
     int64_t r0 = oh0;
     for (int64_t oh = oh0; oh <= oh1; oh++) {
         const int64_t th = oh + ph;
         const int fill = oh < oh1 && (!(d_hit && th % sh == 0 && th / sh < s->in[1]) || !covered);
-        if (fill && oh - r0 < run_rows)
+        if (fill)
             continue;
         if (r0 < oh) {
             row.y = job->y + r0 * s->y_stride[3];
             pw_fill_ncdhw(pl, &row, 0, (oh - r0) * s->out[2]);
         }
-        r0 = fill ? oh : oh + 1;
+        r0 = oh + 1;
     }
     if (!d_hit)
         return;

@@ -28,6 +28,7 @@ void cpu_plan_row_packing(cpu_plan *pl)
 {
     const convt3d_shape *s = &pl->s;
     const char *force = getenv("CONVT3D_CPU_PACK");
+    const int forced_on = force && strcmp(force, "1") == 0;
     pl->pack_slots = 0;
     if (!pl->kernel->reads_packed_rows || (force && strcmp(force, "0") == 0))
         return;
@@ -42,7 +43,7 @@ void cpu_plan_row_packing(cpu_plan *pl)
      * cheap, one input row per output row (kernel <= stride in D and H), and
      * the channel sweep is long (unet_up_k2s2: 8%); elsewhere they cost
      * 2-6%.  CONVT3D_CPU_PACK=1 packs whenever the rows fit the budget. */
-    if (!(force && strcmp(force, "1") == 0) && s->layout == CONVT3D_LAYOUT_NCDHW &&
+    if (!forced_on && s->layout == CONVT3D_LAYOUT_NCDHW &&
         (nd * nh > 1 || s->cig < 32))
         return;
     /* NDHWC (the one-group gather tile): packed, its positions read one
@@ -57,7 +58,7 @@ void cpu_plan_row_packing(cpu_plan *pl)
      * outside it mostly slower (random_101, 64 channels a group, 0.59x;
      * random_22, one tap, 0.88x). */
     const int64_t jlen = cpu_phase_len(s->out[2], s->s[2], 0);
-    if (!(force && strcmp(force, "1") == 0) && s->layout == CONVT3D_LAYOUT_NDHWC) {
+    if (!forced_on && s->layout == CONVT3D_LAYOUT_NDHWC) {
         const int64_t tile = pl->tile_a > 0 ? pl->tile_a : 1;
         const int64_t per_tile = jlen > 0 ? jlen / ((jlen + tile - 1) / tile) : 0;
         if (s->cig > 8 || per_tile < 9 || s->k_volume < 4)
