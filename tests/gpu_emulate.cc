@@ -1073,7 +1073,8 @@ int g_tcwin_boxes[5]; /* problems by box shape (D rows 1, 2, 4, 8, 16) */
 int g_tcwin_chunks;   /* problems with several chunks of input channels */
 int g_tcwin_ragged;   /* problems with C_in/G not a multiple of the chunk */
 int g_tcwin_dilated;  /* problems with a dilation above 1 */
-int g_tcwin_vec;      /* problems with vector staging (tcw_vrows) */
+int g_tcwin_vec;      /* problems with 16-byte staging (tcw_vrows or channels-last) */
+int g_tcwin_cl;       /* problems with channels-last staging (tcw_copy_positions) */
 
 /* Random problems of 1-40 channels a group (C_out/G above 32 half the
  * time: several channel blocks), 9-40 inputs along W, both layouts, strides
@@ -1094,6 +1095,11 @@ int run_tcwin_as(int i, convt3d_dtype type)
         q.in_size[2] = rand_in(9, 40);
         if (i % 3 != 2) /* W a multiple of 8: vector staging's rows (tcw_vrows) */
             q.in_size[2] = 8 * rand_in(2, 5);
+        /* NDHWC: C_in/G a multiple of 8 every other time (channels-last
+         * staging's 16-byte copies), else whatever came */
+        const int gin = q.in_channels / q.groups;
+        if (layout == CONVT3D_LAYOUT_NDHWC && i % 2 == 0 && gin % 8 != 0)
+            q.in_channels = q.groups * (gin + 8 - gin % 8);
         if (convt3d_validate(&q) == CONVT3D_SUCCESS) {
             prob = q;
             break;
@@ -1105,8 +1111,9 @@ int run_tcwin_as(int i, convt3d_dtype type)
     char why[200];
     convt3d_shape typed_shape = d.s; /* the planner sizes a chunk by the data type */
     typed_shape.x_type = typed_shape.w_type = typed_shape.bias_type = typed_shape.y_type = type;
-    /* vector staging wherever it fits (every third problem: by element) */
-    if (!plan_tcwin(&typed_shape, kH200.smem_optin, i % 3 == 1 ? 0 : 1, &p, &smem, why,
+    /* vector or channels-last staging wherever it fits (every sixth problem:
+     * by element in the NCDHW layout) */
+    if (!plan_tcwin(&typed_shape, kH200.smem_optin, i % 6 == 1 ? 0 : 1, &p, &smem, why,
                     sizeof why))
         return -1;
     tc_tensors<MATH, T> ts(d, kTcwOcb, p.nocb);
@@ -1116,6 +1123,7 @@ int run_tcwin_as(int i, convt3d_dtype type)
     if (i % 5 == 4)
         p.vec = 0;
     g_tcwin_vec += p.vec;
+    g_tcwin_cl += p.cl;
     emulate_cluster(1, kTcwThreads, smem / sizeof(float), tcwin_body<MATH, T>, &p);
     const std::vector<float> yf = widened(ts.y);
     for (int k = 0; k < 5; k++)
@@ -1124,8 +1132,9 @@ int run_tcwin_as(int i, convt3d_dtype type)
     g_tcwin_ragged += d.s.cig % p.ck != 0;
     g_tcwin_dilated += p.dm[0] > 1 || p.dm[1] > 1 || p.dm[2] > 1;
     char what[96];
-    snprintf(what, sizeof what, "tcwin %s %s box %dx%dx%d, %s staging", tc_math_name(MATH),
-             convt3d_dtype_name(type), p.td, p.th, kTcwW, p.vec ? "16-byte" : "element");
+    snprintf(what, sizeof what, "tcwin %s %s box %dx%dx%d, %s%s staging", tc_math_name(MATH),
+             convt3d_dtype_name(type), p.td, p.th, kTcwW, p.cl ? "channels-last " : "",
+             p.vec ? "16-byte" : "element");
     return check(d, yf, what, tc_tolerance(MATH, type)) ? 0 : 1;
 }
 
@@ -1409,9 +1418,11 @@ int main(int argc, char **argv)
                g_fewout_cs[1], g_fewout_cs[2], g_fewout_cs[3], g_fewout_wide);
     if (tcwin)
         printf(" (boxes of 1/2/4/8/16 D rows: %d/%d/%d/%d/%d; %d with several chunks, %d with "
-               "C_in/G not a multiple of the chunk, %d dilated, %d by 16-byte words)",
+               "C_in/G not a multiple of the chunk, %d dilated, %d by 16-byte words, %d "
+               "channels-last)",
                g_tcwin_boxes[0], g_tcwin_boxes[1], g_tcwin_boxes[2], g_tcwin_boxes[3],
-               g_tcwin_boxes[4], g_tcwin_chunks, g_tcwin_ragged, g_tcwin_dilated, g_tcwin_vec);
+               g_tcwin_boxes[4], g_tcwin_chunks, g_tcwin_ragged, g_tcwin_dilated, g_tcwin_vec,
+               g_tcwin_cl);
     if (shuffle)
         printf(" (%d on 16-byte copies of x, %d with several K steps, %d with C_in/G not a "
                "multiple of %d, %d with several output-channel blocks)",

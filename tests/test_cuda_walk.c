@@ -418,11 +418,12 @@ static void test_depthwise_layouts(void)
 
 /* The tensor-core window kernel's rule (tcwin/plan.cu,
  * tcwin_entry_passed_over), restated for a test: 0 where it must not be
- * chosen (not NCDHW, C_in/G < 16, C_out/G < 16 but with half data and at
- * most 128 input channels a group, fewer than min_taps taps a phase on
- * average), 1 where it must (all that holds, and every phase of
- * every dim has a multiple of 16 positions, so the boxes are full whatever
- * their shape), 2 where the planner's box shares decide. */
+ * chosen (C_in/G < 16, C_out/G < 16 but with half data and at most 128
+ * input channels a group, fewer than min_taps taps a phase on average), 1
+ * where it must (all that holds in NCDHW, and every phase of every dim has
+ * a multiple of 16 positions, so the boxes are full whatever their shape),
+ * 2 where the planner's box shares decide, or in NDHWC whether the
+ * channels-last window fits its shared-memory budget. */
 static int tcwin_rule(const convt3d_shape *s, long long min_taps, int half)
 {
     const int channels = s->cig >= 16 && (s->cog >= 16 || (half && s->cig <= 128));
@@ -430,9 +431,14 @@ static int tcwin_rule(const convt3d_shape *s, long long min_taps, int half)
      * would give the implicit-GEMM engine (test_tcwin_few_inputs) */
     const int few_inputs = s->cig <= 16 && s->math != CONVT3D_MATH_3XTF32 &&
                            (!half || (s->layout == CONVT3D_LAYOUT_NDHWC && s->cog >= 16));
-    if (s->layout != CONVT3D_LAYOUT_NCDHW || !channels ||
-        s->k_volume < min_taps * s->s[0] * s->s[1] * s->s[2])
+    /* channels-last staging copies half data by 16-byte words where C_in/G
+     * is a multiple of 8: the vector staging's threshold then */
+    if (half && s->layout == CONVT3D_LAYOUT_NDHWC && s->cig % 8 == 0)
+        min_taps = 3;
+    if (!channels || s->k_volume < min_taps * s->s[0] * s->s[1] * s->s[2])
         return few_inputs ? 2 : 0;
+    if (s->layout != CONVT3D_LAYOUT_NCDHW)
+        return 2;
     for (int d = 0; d < 3; d++)
         for (long long r = 0; r < s->s[d]; r++)
             if (convt3d_phase_of(s, d, r).qcount % 16 != 0)
@@ -466,8 +472,9 @@ static void test_tf32_walk(void)
                 s.math = maths[m];
                 const char *name =
                     convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+                /* in NDHWC too: channels-last staging fits two blocks */
                 const int want = strcmp(suite_at(i)->name, "k3s1p1") == 0 ||
-                                 strcmp(suite_at(i)->name, "k4s2p1") == 0 ? !layout : 0;
+                                 strcmp(suite_at(i)->name, "k4s2p1") == 0;
                 const int got = name && strstr(name, "_tcwin_mma") != NULL;
                 ran++;
                 window += got;
@@ -516,21 +523,19 @@ static void test_tf32_walk(void)
 }
 
 /* The walk on f16 and bf16 data (igemm/plan.cu, igemm_half_loses;
- * tcwin/plan.cu): the half MMA keeps the suite's stride-2 shapes with 32+
- * channels a group in NDHWC (k4s2p1, k3s2p1op1_wide, unet_up_k2s2); in
- * NCDHW the window kernel, staging by 16-byte words, takes k4s2p1 and
- * k3s2p1op1_wide (8 and 3.4 taps a phase, round 27) and unet_up_k2s2 goes
- * to the shuffle kernel; the phase kernel
- * on half data takes kernelbench (8 channels a group) in both layouts, the
- * tensor-core window kernel k3s1p1 (stride 1, 32 -> 32, 27 taps) in NCDHW,
- * the depthwise kernels the depthwise shape (dwtile in NCDHW).  Then a
- * grid: no f32 entry ever, the window kernel only where its rule allows
- * (>= 16 taps a phase on half data staged by element, as every grid
- * problem is: W 12 is no multiple of a 16-byte word; fewer than 16 output
- * channels with at most 128 input channels a group too), and the half phase kernel exactly
- * where the rule says (fewer than 16 input channels a group, or NCDHW at
- * stride 1 with 16-32 channels and >= 27 taps) and the window kernel did
- * not take the problem. */
+ * tcwin/plan.cu): the window kernel, staging by 16-byte words (NCDHW) or
+ * channels-last (NDHWC), takes k4s2p1, k3s2p1op1_wide (8 and 3.4 taps a
+ * phase, round 27) and k3s1p1 (27 taps) in both layouts; unet_up_k2s2 (1
+ * tap) goes to the shuffle kernel in NCDHW and the half MMA in NDHWC; the
+ * phase kernel on half data takes kernelbench (8 channels a group) in both
+ * layouts, the depthwise kernels the depthwise shape (dwtile in NCDHW).
+ * Then a grid: no f32 entry ever, the window kernel only where its rule
+ * allows (>= 16 taps a phase on half data staged by element, as every
+ * NCDHW grid problem is: W 12 is no multiple of a 16-byte word; fewer than
+ * 16 output channels with at most 128 input channels a group too), and the
+ * half phase kernel exactly where the rule says (fewer than 16 input
+ * channels a group, or NCDHW at stride 1 with 16-32 channels and >= 27
+ * taps) and the window kernel did not take the problem. */
 static const char *half_expected(const char *shape, convt3d_layout layout)
 {
     if (strcmp(shape, "unet_up_k2s2") == 0)
@@ -538,11 +543,11 @@ static const char *half_expected(const char *shape, convt3d_layout layout)
     if (strcmp(shape, "kernelbench") == 0)
         return "_phase_grouped_2x4x8";
     if (strcmp(shape, "k3s1p1") == 0)
-        return layout == CONVT3D_LAYOUT_NCDHW ? "_tcwin_mma" : "_igemm_mma";
+        return "_tcwin_mma";
     if (strcmp(shape, "depthwise") == 0)
         return layout == CONVT3D_LAYOUT_NCDHW ? "_dwtile_run8" : "_dwlast";
     if (strcmp(shape, "k4s2p1") == 0 || strcmp(shape, "k3s2p1op1_wide") == 0)
-        return layout == CONVT3D_LAYOUT_NCDHW ? "_tcwin_mma" : "_igemm_mma";
+        return "_tcwin_mma"; /* NDHWC: channels-last staging, 16-byte copies */
     return "_igemm_mma";
 }
 

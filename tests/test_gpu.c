@@ -770,14 +770,16 @@ static int check_tc_both_alignments(convt3d_problem *p, const char *impl, int k,
     return passed;
 }
 
-/* The tensor-core window kernel's vector staging (CONVT3D_CUDA_TCWIN=1):
- * random NCDHW problems with W a multiple of 8 (every x row on a 16-byte
- * word for f16 / bf16 and f32), 1-40 input channels a group (several
- * chunks, ragged ones), strides up to 3, dilation, bias or not -- each
- * through the f16, bf16, TF32 and 3xTF32 entries, on aligned device tensors
- * (16-byte words) and on tensors one element past their allocation (the
- * launch falls back to element staging in the same layout), with the
- * mode's tolerance and the exact small-integer pass; y poisoned first. */
+/* The tensor-core window kernel's vector and channels-last staging
+ * (CONVT3D_CUDA_TCWIN=1): random problems, half NCDHW with W a multiple of
+ * 8 (every x row on a 16-byte word for f16 / bf16 and f32), half NDHWC
+ * (channels-last windows; C_in/G a multiple of 8 every other time, the
+ * 16-byte copies), 1-40 input channels a group (several chunks, ragged
+ * ones), strides up to 3, dilation, bias or not -- each through the f16,
+ * bf16, TF32 and 3xTF32 entries, on aligned device tensors (16-byte words)
+ * and on tensors one element past their allocation (the launch falls back
+ * to element copies in the same layout), with the mode's tolerance and the
+ * exact small-integer pass; y poisoned first. */
 static void test_tcwin_vec_staging(void)
 {
     if (skip_without_gpu())
@@ -785,17 +787,19 @@ static void test_tcwin_vec_staging(void)
     static const char *const impls[] = {"cuda/f16_tcwin_mma", "cuda/bf16_tcwin_mma",
                                         "cuda/tf32_tcwin_mma", "cuda/3xtf32_tcwin_mma"};
     const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
-    const int count = count_env && *count_env ? (atoi(count_env) + 3) / 4 * 4 : 24;
+    const int count = count_env && *count_env ? (atoi(count_env) + 3) / 4 * 4 : 32;
     rng r = rng_make(test_seed() * 47 + 19);
     int ran = 0;
     setenv("CONVT3D_CUDA_TCWIN", "1", 1);
     for (int i = 0, tries = 0; i < count && tries < 400 * count; tries++) {
         convt3d_problem p = random_problem(&r, 4e5, 40000);
-        p.layout = CONVT3D_LAYOUT_NCDHW;
+        const int cl = (i / 4) % 2;
+        p.layout = cl ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
         p.groups = rng_int(&r, 1, 2);
-        p.in_channels = p.groups * rng_int(&r, 1, 40);
+        p.in_channels = p.groups * (cl && (i / 8) % 2 ? 8 * rng_int(&r, 1, 5) : rng_int(&r, 1, 40));
         p.out_channels = p.groups * rng_int(&r, 1, 72);
-        p.in_size[2] = 8 * rng_int(&r, 1, 5);
+        if (!cl)
+            p.in_size[2] = 8 * rng_int(&r, 1, 5);
         const int k = i % 4;
         p.x_type = p.w_type = p.bias_type = p.y_type = tc_types[k];
         convt3d_shape sh;

@@ -8,8 +8,10 @@
  * consecutive f16 / bf16 channels: the k16 MMA's A fragment holds such
  * pairs) then [taps][8 channels][kTcwBPitch] f32 weights or
  * [taps][16 channels][kTcwBPitch] 16-bit ones; then the phase's tap table
- * (tcw_tap_table).  Chunk c + 1 is copied (cp.async; the half window
- * through registers, paired) while chunk c is computed.  A thread's A
+ * (tcw_tap_table).  NDHWC x takes the channels-last window instead:
+ * [position][8 words], a position's chunk of channels as two 16-byte runs
+ * of x (tcw_copy_positions).  Chunk c + 1 is copied (cp.async; the half
+ * window through registers, paired) while chunk c is computed.  A thread's A
  * fragments sit at one offset from its rows' window origin for every
  * element of a tap, so a tap costs 8 shared loads of A and 8 of B (2
  * ldmatrix for half data) for 8 MMAs (24 for 3xTF32), and no index
@@ -303,6 +305,92 @@ CT3D_DEV void tcw_pair_rows(const tcw_params &p, const tcw_vrows &v, const unsig
     }
 }
 
+/* ---- channels-last staging (p.cl) ------------------------------------------
+ * NDHWC x holds a position's channels together: a chunk's kTcwCk words of
+ * a position are two 16-byte runs of x, copied as they are into the
+ * window's [position][kTcwCk] layout (half data arrives paired: the even
+ * channel in the low half, as the k16 A fragment holds it).  Element
+ * staging in the NCDHW layout read 8 or 16 channels C_in apart for every
+ * position and scattered them over 8 channel rows. */
+
+/* The window word of (position, 16-byte half of its words): half h is
+ * stored in half h ^ bit 2 of the position, so the fragment loads' 8
+ * consecutive positions x 4 words fall in distinct banks. */
+CT3D_DEV int tcw_cl_word(int pos, int h) { return pos * kTcwCk + ((h * kTcwClHalf) ^ (pos & 4)); }
+
+/* Element copies of the n (<= 0: none) channels a 16-byte half holds from
+ * src, channel step step; zeros for the rest. */
+template <class T>
+CT3D_DEV void tcw_copy_elems(float *dst, const T *src, int n, long long step)
+{
+    constexpr int VE = tcw_word<T>::elems;
+    if constexpr (sizeof(T) == sizeof(float)) {
+        CT3D_UNROLL
+        for (int i = 0; i < VE; i++)
+            copy4(dst + i, reinterpret_cast<const float *>(i < n ? src + i * step : src), i < n);
+    } else {
+        unsigned short *d = reinterpret_cast<unsigned short *>(dst);
+        CT3D_UNROLL
+        for (int i = 0; i < VE; i++)
+            d[i] = i < n ? load_bits(src + i * step) : (unsigned short)0;
+    }
+}
+
+/* Copies the chunk's channels [ic0, ic0 + p.ck) of every position of the
+ * box's window into win (tcw_cl_word), zeros outside x and past C_in/G:
+ * 16-byte copies where p.vec is on (C_in/G a multiple of a word, x
+ * aligned), else element by element. */
+template <class T>
+CT3D_DEV void tcw_copy_positions(const tcw_params &p, const tcw_box &x, float *win, int ic0,
+                                 int tid)
+{
+    constexpr int VE = tcw_word<T>::elems;
+    const int ew = x.ext[2], ey = x.ext[1];
+    const int halves = 2 * x.ext[0] * ey * ew;
+    const T *xt = reinterpret_cast<const T *>(p.x);
+    const long long base = x.n * p.xs[0] + (long long)(x.g * p.cig + ic0) * p.xs[1];
+    for (int e = tid; e < halves; e += kTcwThreads) {
+        const int q = e >> 1, h = e & 1;
+        const int row = q / ew, xx = q - row * ew;
+        const int z = row / ey, yy = row - z * ey;
+        const int id = x.lo[0] + z, ih = x.lo[1] + yy, iw = x.lo[2] + xx;
+        const int c0 = ic0 + h * VE; /* the half's first channel */
+        const bool in = (unsigned)id < (unsigned)p.in[0] && (unsigned)ih < (unsigned)p.in[1] &&
+                        (unsigned)iw < (unsigned)p.in[2] && c0 < p.cig;
+        const T *src = in ? xt + base + (long long)(h * VE) * p.xs[1] + (long long)id * p.xs[2] +
+                                (long long)ih * p.xs[3] + (long long)iw * p.xs[4]
+                          : xt;
+        float *dst = win + tcw_cl_word(row * p.ewp + xx, h);
+        if (p.vec)
+            copy16(dst, reinterpret_cast<const float *>(src), in);
+        else
+            tcw_copy_elems<T>(dst, src, in ? imin(p.cig - c0, VE) : 0, p.xs[1]);
+    }
+}
+
+/* The thread's A fragment words of a tap: channel words t and t + 4 at
+ * positions a and a + 8 (a: its fragment row's window position, the tap's
+ * shift added), in the NCDHW window ([word][position], pitch p.cs) or the
+ * channels-last one. */
+template <bool CL, class W>
+CT3D_DEV void tcw_a_words(const tcw_params &p, const W *win, int a, int t, W (&f)[4])
+{
+    if constexpr (CL) {
+        const int s4 = a & 4, base = a * kTcwCk + t;
+        const W *lo = win + base + s4, *hi = win + base + kTcwClHalf - s4;
+        f[0] = lo[0];
+        f[1] = lo[8 * kTcwCk];
+        f[2] = hi[0];
+        f[3] = hi[8 * kTcwCk];
+    } else {
+        const W *ap = win + a + t * p.cs;
+        f[0] = ap[0];
+        f[1] = ap[8];
+        f[2] = ap[4 * p.cs];
+        f[3] = ap[4 * p.cs + 8];
+    }
+}
+
 /* The packed-weight tap index (kd kH + kh) kW + kw of each tap of the box's
  * phase, in tap order, into tapk (once per box: the weight copies of every
  * chunk read it instead of dividing). */
@@ -365,7 +453,7 @@ CT3D_DEV void tcw_for_each_tap(const tcw_params &p, const tcw_box &x, Step &&ste
 /* One chunk of f32 data: every tap of the phase as a k8 MMA step on the
  * staged window and weights.  arow[mt]: the window offset of the thread's
  * fragment row g of MMA tile mt before a tap's shift (tcw_for_each_tap). */
-template <int MATH>
+template <int MATH, bool CL>
 CT3D_DEV void tcw_compute(const tcw_params &p, const tcw_box &x, const float *win,
                           const float *wsm, const int (&arow)[2], float (&acc)[2][4][4],
                           int lane, int tid)
@@ -383,12 +471,12 @@ CT3D_DEV void tcw_compute(const tcw_params &p, const tcw_box &x, const float *wi
         }
         CT3D_UNROLL
         for (int mt = 0; mt < 2; mt++) {
-            const float *ap = win + arow[mt] + shift + t * p.cs;
+            float af[4];
+            tcw_a_words<CL>(p, win, arow[mt] + shift, t, af);
             unsigned abig[4], asmall[4];
-            tf32_operand_parts<kSplit, kRound>(ap[0], abig[0], asmall[0]);
-            tf32_operand_parts<kSplit, kRound>(ap[8], abig[1], asmall[1]);
-            tf32_operand_parts<kSplit, kRound>(ap[4 * p.cs], abig[2], asmall[2]);
-            tf32_operand_parts<kSplit, kRound>(ap[4 * p.cs + 8], abig[3], asmall[3]);
+            CT3D_UNROLL
+            for (int j = 0; j < 4; j++)
+                tf32_operand_parts<kSplit, kRound>(af[j], abig[j], asmall[j]);
             CT3D_UNROLL
             for (int nt = 0; nt < 4; nt++)
                 mma_tf32_parts<kSplit>(acc[mt][nt], abig, asmall, bbig[nt], bsmall[nt], tid);
@@ -402,7 +490,7 @@ CT3D_DEV void tcw_compute(const tcw_params &p, const tcw_box &x, const float *wi
  * fragment words (channel pairs t and t + 4 at positions g and g + 8) are
  * read as tcw_compute reads its TF32 ones; B's come from the [channel][oc]
  * weight rows by ldmatrix .trans, two n8 tiles a call. */
-template <class T>
+template <class T, bool CL>
 CT3D_DEV void tcw_compute_half(const tcw_params &p, const tcw_box &x, const float *win,
                                const float *wsm, const int (&arow)[2], float (&acc)[2][4][4],
                                int lane, int tid)
@@ -423,8 +511,8 @@ CT3D_DEV void tcw_compute_half(const tcw_params &p, const tcw_box &x, const floa
         }
         CT3D_UNROLL
         for (int mt = 0; mt < 2; mt++) {
-            const unsigned *ap = wwin + arow[mt] + shift + t * p.cs;
-            const unsigned af[4] = {ap[0], ap[8], ap[4 * p.cs], ap[4 * p.cs + 8]};
+            unsigned af[4];
+            tcw_a_words<CL>(p, wwin, arow[mt] + shift, t, af);
             CT3D_UNROLL
             for (int nt = 0; nt < 4; nt++)
                 mma_half<T>(acc[mt][nt], af, b[nt], tid);
@@ -478,18 +566,20 @@ CT3D_DEV void tcw_store(const tcw_params &p, const tcw_box &x, const float (&acc
 /* The chunks of the box into acc with element staging (any data), or
  * vector staging of f32 data: the window is filled in its stage either way
  * (by cp.async, or for half data through registers). */
-template <int MATH, class T>
+template <int MATH, class T, bool CL>
 CT3D_DEV void tcw_chunks(const tcw_params &p, const tcw_box &x, float *smem, const int *tapk,
                          const int (&arow)[2], float (&acc)[2][4][4], int tid)
 {
     const int warp = tid >> 5, lane = tid & 31;
-    const int wofs = kTcwCk * p.cs;
-    const bool vec = sizeof(T) == sizeof(float) && p.vec;
+    const int wofs = p.wofs;
+    const bool vec = sizeof(T) == sizeof(float) && p.vec && !CL;
     tcw_vrows v;
     if (vec)
         v = tcw_vrows_of<T>(p, x, tid);
     auto stage = [&](float *buf, int ic0) {
-        if (vec)
+        if (CL)
+            tcw_copy_positions<T>(p, x, buf, ic0, tid);
+        else if (vec)
             tcw_copy_rows<float>(p, x, v, buf, ic0);
         else
             tcw_stage_window<T>(p, x, buf, ic0, warp, lane);
@@ -507,9 +597,9 @@ CT3D_DEV void tcw_chunks(const tcw_params &p, const tcw_box &x, float *smem, con
         }
         CT3D_SYNC();
         if constexpr (MATH == TCW_HALF)
-            tcw_compute_half<T>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+            tcw_compute_half<T, CL>(p, x, cur, cur + wofs, arow, acc, lane, tid);
         else
-            tcw_compute<MATH>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+            tcw_compute<MATH, CL>(p, x, cur, cur + wofs, arow, acc, lane, tid);
         CT3D_SYNC(); /* the next chunk's copies overwrite this stage */
     }
 }
@@ -524,7 +614,7 @@ CT3D_DEV void tcw_chunks_half_vec(const tcw_params &p, const tcw_box &x, float *
                                   int tid)
 {
     const int lane = tid & 31;
-    const int wofs = kTcwCk * p.cs;
+    const int wofs = p.wofs;
     unsigned short *raw = reinterpret_cast<unsigned short *>(smem + 2 * p.stage_floats);
     const tcw_vrows v = tcw_vrows_of<T>(p, x, tid);
     auto copy = [&](int c) {
@@ -541,19 +631,22 @@ CT3D_DEV void tcw_chunks_half_vec(const tcw_params &p, const tcw_box &x, float *
         CT3D_SYNC(); /* chunk c is paired; the raw buffer is free */
         if (c + 1 < p.nchunks)
             copy(c + 1);
-        tcw_compute_half<T>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+        tcw_compute_half<T, false>(p, x, cur, cur + wofs, arow, acc, lane, tid);
     }
 }
 
-/* The chunks of the box into acc, by the staging the plan and launch chose. */
+/* The chunks of the box into acc, by the layout and staging the plan and
+ * launch chose. */
 template <int MATH, class T>
 CT3D_DEV void tcw_run_chunks(const tcw_params &p, const tcw_box &x, float *smem, const int *tapk,
                              const int (&arow)[2], float (&acc)[2][4][4], int tid)
 {
+    if (p.cl)
+        return tcw_chunks<MATH, T, true>(p, x, smem, tapk, arow, acc, tid);
     if constexpr (MATH == TCW_HALF)
         if (p.vec)
             return tcw_chunks_half_vec<T>(p, x, smem, tapk, arow, acc, tid);
-    tcw_chunks<MATH, T>(p, x, smem, tapk, arow, acc, tid);
+    tcw_chunks<MATH, T, false>(p, x, smem, tapk, arow, acc, tid);
 }
 
 /* Block b of the grid (params.h for the order). */
@@ -569,8 +662,8 @@ CT3D_DEV void tcw_block(const tcw_params &p, float *smem, int tid, long long b)
         for (int nt = 0; nt < 4; nt++)
             for (int e = 0; e < 4; e++)
                 acc[mt][nt][e] = 0.0f;
-    /* vector staging puts input lo[2] at column lo[2] - w0 of the window */
-    const int wshift = p.vec ? x.lo[2] - tcw_vec_w0<T>(x) : 0;
+    /* NCDHW vector staging puts input lo[2] at column lo[2] - w0 of the window */
+    const int wshift = p.vec && !p.cl ? x.lo[2] - tcw_vec_w0<T>(x) : 0;
     int arow[2];
     for (int mt = 0; mt < 2; mt++) {
         const int rr = 2 * warp + mt, dd = rr / p.th, hh = rr - dd * p.th;

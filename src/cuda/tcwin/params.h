@@ -48,6 +48,11 @@ constexpr int kTcwMaxStride = 8; /* phase tables per dim */
 /* Vector staging: 16-byte words of a channel's window a thread copies (the
  * planner keeps qn within kTcwQSlots * kTcwThreads, else stages by element). */
 constexpr int kTcwQSlots = 2;
+/* Channels-last windows (NDHWC x, p.cl): a position's kTcwCk words lie
+ * together, [z][y][ewp][kTcwCk], the word's 16-byte half XORed with bit 2
+ * of the position (tcw_cl_word), so that the 8 positions x 4 words of a
+ * fragment load hit the 32 banks once each without padding. */
+constexpr int kTcwClHalf = 4; /* words a 16-byte half of a channels-last position */
 
 /* The inner products (template parameter MATH). */
 enum tcw_math {
@@ -80,6 +85,11 @@ struct tcw_params {
      * vec: on (the planner's choice; the launch clears it where x is not 16-byte
      * aligned, and the element staging then fills the same layout). */
     int vec;
+    /* Channels-last staging (NDHWC x; tcw_copy_positions, kernel.cuh): the window
+     * [position][kTcwCk words], filled by 16-byte copies of a position's channels where
+     * vec is on (C_in/G a multiple of a word and x aligned), else element by element. */
+    int cl;
+    int wofs;            /* floats of a stage's window: its weights start there */
     int nw;              /* 16-byte words a window row (ewp = nw * 16 / element bytes) */
     int qn;              /* words of one channel of a window: ed * eh * nw */
     int raw_floats;      /* half data: the raw window, [16 channels][ed eh ewp] 16-bit

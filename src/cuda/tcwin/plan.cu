@@ -102,13 +102,48 @@ void size_layout(tcw_params &p, int elem, bool vec, long long *bytes)
         p.nw = p.qn = 0;
         p.ewp = p.ew;
     }
+    p.cl = 0;
     p.cs = channel_pitch((long long)p.ed * p.eh * p.ewp);
-    p.stage_floats = kTcwCk * p.cs + p.maxtaps * kTcwCk * kTcwBPitch;
+    p.wofs = kTcwCk * p.cs;
+    p.stage_floats = p.wofs + p.maxtaps * kTcwCk * kTcwBPitch;
     /* half data: 16 channels of 16-bit elements, channel pitch cs elements */
     p.raw_floats = p.vec && elem == 2 ? kTcwCk * p.cs : 0;
     /* two stages, the raw window, then the tap table (ints, 16-byte rounded) */
     *bytes = (2LL * p.stage_floats + p.raw_floats) * (long long)sizeof(float) +
              (p.maxtaps + 3) / 4 * 16;
+}
+
+/* The channels-last window (NDHWC x; kernel.cuh, tcw_copy_positions):
+ * kTcwCk words a position, rows of ew positions, no padding (the XOR of
+ * tcw_cl_word keeps the fragment loads conflict-free).  16-byte copies
+ * where C_in/G is a multiple of a 16-byte word: each half of a position's
+ * chunk then lies wholly inside or past C_in/G, on a word boundary given
+ * x is (the launch checks); else element copies. */
+void size_layout_cl(tcw_params &p, const convt3d_shape *s, int elem, long long *bytes)
+{
+    if ((long long)p.ed * p.eh * p.ew > (1LL << 22)) { /* fits no shared memory */
+        p.cl = 0;
+        *bytes = 1LL << 40;
+        return;
+    }
+    p.cl = 1;
+    p.vec = s->cig * elem % 16 == 0;
+    p.nw = p.qn = 0;
+    p.ewp = p.ew;
+    p.cs = 0;
+    p.wofs = p.ed * p.eh * p.ewp * kTcwCk;
+    p.stage_floats = p.wofs + p.maxtaps * kTcwCk * kTcwBPitch;
+    p.raw_floats = 0;
+    *bytes = 2LL * p.stage_floats * (long long)sizeof(float) + (p.maxtaps + 3) / 4 * 16;
+}
+
+/* The block budget of automatic staging: two blocks a multiprocessor for
+ * f32 data, one will do for half data (vector staging: f16 k3s1p1 ran
+ * 0.037 ms with one block against 0.052 with element staging and two;
+ * TF32 k3s1p1 0.053 against 0.049; H100, rounds 27-28). */
+bool fits_automatically(long long bytes, int elem, int smem_optin)
+{
+    return bytes <= (elem == 2 ? smem_optin : smem_optin / 2);
 }
 
 } // namespace
@@ -157,16 +192,17 @@ bool plan_tcwin(const convt3d_shape *s, int smem_optin, int vec, tcw_params *p, 
     p->ew = rows[2] + halo_of(m[2], p->dm[2]);
     const int elem = (int)convt3d_dtype_size(s->x_type);
     long long bytes = 0;
-    if ((vec > 0 || (vec < 0 && kTcwVecByDefault)) && vec_layout_suits(s, elem)) {
+    const bool staged = vec > 0 || (vec < 0 && kTcwVecByDefault);
+    if (staged && s->layout == CONVT3D_LAYOUT_NDHWC) {
+        size_layout_cl(*p, s, elem, &bytes);
+        if (bytes > smem_optin || (vec < 0 && !fits_automatically(bytes, elem, smem_optin)))
+            p->cl = p->vec = 0;
+    } else if (staged && vec_layout_suits(s, elem)) {
         size_layout(*p, elem, true, &bytes);
-        /* automatically only while two blocks still fit a multiprocessor,
-         * but for half data one will do: f16 k3s1p1 (one block with vector
-         * staging) ran 0.037 ms against 0.052 with element staging and two
-         * (H100, rounds 27-28); TF32 k3s1p1 0.053 against 0.049 */
-        if (bytes > smem_optin || (vec < 0 && elem != 2 && bytes > smem_optin / 2))
+        if (bytes > smem_optin || (vec < 0 && !fits_automatically(bytes, elem, smem_optin)))
             p->vec = 0;
     }
-    if (!p->vec)
+    if (!p->cl && !p->vec)
         size_layout(*p, elem, false, &bytes);
     if (bytes > smem_optin) {
         snprintf(why, why_size, "a window of %d x %d x %d and %d taps' weights need %lld B of "
@@ -302,11 +338,11 @@ bool tcwin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     const long long phases = s->s[0] * s->s[1] * s->s[2];
     const bool half = tcwin_entry_math(e) == TCW_HALF;
     const long long min_taps = !half ? kTcwMinTaps : p.vec ? kTcwMinTapsHalfVec : kTcwMinTapsHalf;
-    if (s->layout != CONVT3D_LAYOUT_NCDHW || !tcwin_channels_suit(s, half) ||
+    if ((s->layout != CONVT3D_LAYOUT_NCDHW && !p.cl) || !tcwin_channels_suit(s, half) ||
         s->k_volume < min_taps * phases || box_efficiency(p) < kTcwMinBoxShare) {
         if (tcwin_takes_few_inputs(e, s, lim, ov))
             return false;
-        snprintf(why, why_size, "automatically in NCDHW with C_in/G >= 16, C_out/G >= 16 "
+        snprintf(why, why_size, "automatically in NCDHW or with channels-last staging (NDHWC) with C_in/G >= 16, C_out/G >= 16 "
                  "(on half data any with C_in/G <= %lld), >= %lld taps a phase on average "
                  "and boxes >= %.0f%% full only, or with C_in/G <= %lld where the "
                  "implicit-GEMM engine would take the problem (TF32; NDHWC half data with "
@@ -341,10 +377,10 @@ void tcwin_entry_describe(const cuda_plan &k, char *buf, size_t size)
 {
     const tcw_params &p = family_params<tcwin_plan>(k)->p;
     snprintf(buf, size, "%s: boxes of %d x %d x %d positions x %d channels, windows of %d x %d "
-             "x %d (%s staging), up to %d taps a phase, %d chunks of %d input channels, %lld "
+             "x %d (%s%s staging), up to %d taps a phase, %d chunks of %d input channels, %lld "
              "blocks, %zu B shared",
              k.impl->name, p.td, p.th, kTcwW, kTcwOcb, p.ed, p.eh, p.ew,
-             p.vec ? "16-byte" : "element", p.maxtaps, p.nchunks, p.ck, k.blocks, k.smem_bytes);
+             p.cl ? "channels-last, " : "", p.vec ? "16-byte" : "element", p.maxtaps, p.nchunks, p.ck, k.blocks, k.smem_bytes);
 }
 
 } // namespace ct3d
