@@ -1161,9 +1161,11 @@ int g_shuffle_vec;    /* problems on the 16-byte copies of x */
 int g_shuffle_steps;  /* problems with several K steps */
 int g_shuffle_ragged; /* problems with C_in/G not a multiple of the K step */
 int g_shuffle_blocks; /* problems with several output-channel blocks */
+int g_shuffle_cl;     /* NDHWC problems (channels-last stage and stores) */
 
 /* Random problems whose taps do not overlap (kernel = stride 1-3 a dim, at
- * most kShfMaxTaps taps, no padding), NCDHW, 1-3 groups, C_in/G 1-70 (several
+ * most kShfMaxTaps taps, no padding), NCDHW or NDHWC (every other pair;
+ * C_in/G a multiple of 8 every other time there: the 16-byte copies), 1-3 groups, C_in/G 1-70 (several
  * K steps, ragged ones), C_out/G 1-40 (several channel blocks), 1-9 inputs a
  * dim (the last M tile partial; image positions a multiple of the 16-byte
  * copy or not, each copy path runs where it applies), bias half the time;
@@ -1186,6 +1188,11 @@ int run_shuffle_as(int i, convt3d_dtype type)
         }
         if (i % 4 == 0) /* positions a multiple of 8: the 16-byte copies */
             prob.in_size[2] = 8;
+        if ((i / 2) % 2) {
+            prob.layout = CONVT3D_LAYOUT_NDHWC;
+            if ((i / 4) % 2)
+                prob.in_channels = prob.groups * 8 * rand_in(1, 9);
+        }
         prob.has_bias = rand_in(0, 1);
         if (taps <= kShfMaxTaps && convt3d_validate(&prob) == CONVT3D_SUCCESS)
             break;
@@ -1202,8 +1209,10 @@ int run_shuffle_as(int i, convt3d_dtype type)
     }
     tc_tensors<MATH, T> ts(d, p.ocb, p.nocb);
     ts.point(p, d);
-    const bool vec =
-        ((uintptr_t)ts.x.data() & 15u) == 0 && p.npos % (long long)(16 / sizeof(T)) == 0;
+    /* as the launch decides (shf_vector_x) */
+    const long long per = 16 / (long long)sizeof(T);
+    const bool vec = ((uintptr_t)ts.x.data() & 15u) == 0 &&
+                     (p.cl ? p.cig % per == 0 : p.npos % per == 0);
     if (vec)
         emulate_cluster(1, kShfThreads, smem / sizeof(float), shuffle_body<MATH, T, true>, &p);
     else
@@ -1213,10 +1222,11 @@ int run_shuffle_as(int i, convt3d_dtype type)
     g_shuffle_steps += p.nk > 1;
     g_shuffle_ragged += d.s.cig % kShfBK != 0;
     g_shuffle_blocks += p.nocb > 1;
-    char what[96];
-    snprintf(what, sizeof what, "shuffle %s %s, %d taps x %d channels a block%s",
-             tc_math_name(MATH), convt3d_dtype_name(type), p.taps, p.ocb,
-             vec ? ", 16-byte copies" : "");
+    g_shuffle_cl += p.cl;
+    char what[112];
+    snprintf(what, sizeof what, "shuffle %s %s %s, %d taps x %d channels a block%s",
+             tc_math_name(MATH), convt3d_dtype_name(type), p.cl ? "ndhwc" : "ncdhw", p.taps,
+             p.ocb, vec ? ", 16-byte copies" : "");
     return check(d, yf, what, tc_tolerance(MATH, type)) ? 0 : 1;
 }
 
@@ -1425,8 +1435,9 @@ int main(int argc, char **argv)
                g_tcwin_cl);
     if (shuffle)
         printf(" (%d on 16-byte copies of x, %d with several K steps, %d with C_in/G not a "
-               "multiple of %d, %d with several output-channel blocks)",
-               g_shuffle_vec, g_shuffle_steps, g_shuffle_ragged, kShfBK, g_shuffle_blocks);
+               "multiple of %d, %d with several output-channel blocks, %d NDHWC)",
+               g_shuffle_vec, g_shuffle_steps, g_shuffle_ragged, kShfBK, g_shuffle_blocks,
+               g_shuffle_cl);
     if (fewin)
         printf(" (W taps unrolled 1/2/4: %d/%d/%d; %d depthwise)", g_fewin_mt[1], g_fewin_mt[2],
                g_fewin_mt[4], g_fewin_depthwise);

@@ -823,7 +823,8 @@ static void test_tcwin_vec_staging(void)
  * no padding): random such problems -- kernels of 1-3 a dim (up to 16 taps),
  * 1-80 channels a group on each side (several K steps, ragged ones, several
  * output-channel blocks), 1-2 groups, 1-12 inputs a dim (image positions a
- * multiple of the 16-byte copy or not), bias or not -- each through its f16,
+ * multiple of the 16-byte copy or not), NCDHW and NDHWC (C_in/G a multiple
+ * of 8 or not), bias or not -- each through its f16,
  * bf16, TF32 and 3xTF32 entry, on aligned device tensors and on tensors one
  * element past their allocation (the element copies of x), with the mode's
  * tolerance and the exact small-integer pass; the output poisoned first. */
@@ -855,6 +856,11 @@ static void test_shuffle_kernel(void)
                 p.stride[2] = 2, taps = 8;
         if (i % 2 == 0)
             p.in_size[2] = 8; /* image positions a multiple of 8 */
+        if ((i / 4) % 2) { /* NDHWC: channels-last stage and stores */
+            p.layout = CONVT3D_LAYOUT_NDHWC;
+            if ((i / 8) % 2) /* C_in/G a multiple of 8: the 16-byte copies */
+                p.in_channels = p.groups * 8 * rng_int(&r, 1, 10);
+        }
         p.has_bias = rng_int(&r, 0, 1);
         convt3d_shape sh;
         if (taps > 16 || convt3d_shape_from_problem(&p, &sh) != CONVT3D_SUCCESS ||

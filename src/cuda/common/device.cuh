@@ -163,6 +163,26 @@ CT3D_DEV unsigned short load_bits(const T *p)
 {
     return CT3D_LDG(reinterpret_cast<const unsigned short *>(p));
 }
+
+/* The element copies of one 16-byte run: its first n (<= 0: none)
+ * elements from src, step elements apart (f32 by 4-byte cp.async, 16-bit
+ * data through registers), zeros for the rest: where x is not aligned for
+ * copy16 or the run passes the end of its data. */
+template <class T>
+CT3D_DEV void copy_elems16(float *dst, const T *src, int n, long long step)
+{
+    constexpr int VE = 16 / (int)sizeof(T);
+    if constexpr (sizeof(T) == sizeof(float)) {
+        CT3D_UNROLL
+        for (int i = 0; i < VE; i++)
+            copy4(dst + i, reinterpret_cast<const float *>(i < n ? src + i * step : src), i < n);
+    } else {
+        unsigned short *d = reinterpret_cast<unsigned short *>(dst);
+        CT3D_UNROLL
+        for (int i = 0; i < VE; i++)
+            d[i] = i < n ? load_bits(src + i * step) : (unsigned short)0;
+    }
+}
 #ifdef CONVT3D_GPU_EMULATE
 CT3D_DEV float widen_bits(const f16_t *, unsigned short b) { return convt3d_f16_to_f32(b); }
 CT3D_DEV float widen_bits(const bf16_t *, unsigned short b) { return convt3d_bf16_to_f32(b); }

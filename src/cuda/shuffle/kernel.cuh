@@ -4,7 +4,8 @@
  * included.
  *
  * Shared memory: kShfStages stages of [kShfBK][kShfPitch] inputs (A, input
- * positions contiguous, as x holds them in NCDHW) then [kShfBK][kShfPitch]
+ * positions contiguous, as x holds them in NCDHW; in NDHWC [kShfBM][k],
+ * channels contiguous, shf_stage_a_cl) then [kShfBK][kShfPitch]
  * weights (B, the packed (tap, oc) columns contiguous, as the packing holds
  * them); after the K loop the same bytes hold the output tile as
  * [kShfBN][kShfCPitch] floats; behind them the output offsets of the tile's
@@ -76,6 +77,33 @@ CT3D_DEV void shf_stage_a(const shf_params &p, const shf_tile &t, T *as, int ks,
     }
 }
 
+/* The channels-last A stage (p.cl): K step ks of the tile's inputs into
+ * as ([m][k], rows shf_cl_pitch elements apart), a position's channels as
+ * x holds them in NDHWC; zeros past C_in/G and the image's positions.
+ * VEC: 16-byte copies (x aligned, C_in/G a multiple of the elements a copy
+ * holds); else element by element. */
+template <class T, bool VEC>
+CT3D_DEV void shf_stage_a_cl(const shf_params &p, const shf_tile &t, T *as, int ks, int tid)
+{
+    constexpr int per = 16 / sizeof(T), row_copies = kShfBK / per;
+    constexpr int pitch = shf_cl_pitch(sizeof(T));
+    const T *x = reinterpret_cast<const T *>(p.x) + t.n * p.xs[0] +
+                 (long long)t.g * p.cig * p.xs[1];
+    const int ic0 = ks * kShfBK;
+    for (int e = tid; e < kShfBM * row_copies; e += kShfThreads) {
+        const int i = e / row_copies, c = e - i * row_copies;
+        const long long m = t.m0 + i;
+        const int k = ic0 + c * per;
+        const int n = m < p.npos ? imin(p.cig - k, per) : 0;
+        const T *src = n > 0 ? x + m * p.xm + (long long)k * p.xs[1] : x;
+        float *dst = reinterpret_cast<float *>(as + i * pitch + c * per);
+        if constexpr (VEC)
+            copy16(dst, reinterpret_cast<const float *>(src), n > 0);
+        else
+            copy_elems16<T>(dst, src, n, p.xs[1]);
+    }
+}
+
 /* Copies K step ks of the block's weights into bs ([k][column]): a row is
  * the ncols packed (tap, oc) weights of one input channel, contiguous and
  * 16-byte aligned (ocb a multiple of 8); zeros past ncols and C_in/G. */
@@ -97,24 +125,29 @@ CT3D_DEV void shf_stage_b(const shf_params &p, const shf_tile &t, T *bs, int ks,
     }
 }
 
-template <class T, bool VEC>
+template <class T, bool VEC, bool CL>
 CT3D_DEV void shf_stage(const shf_params &p, const shf_tile &t, float *stage, int ks, int tid)
 {
     T *as = reinterpret_cast<T *>(stage);
-    shf_stage_a<T, VEC>(p, t, as, ks, tid);
-    shf_stage_b<T>(p, t, as + kShfBK * kShfPitch, ks, tid);
+    if constexpr (CL)
+        shf_stage_a_cl<T, VEC>(p, t, as, ks, tid);
+    else
+        shf_stage_a<T, VEC>(p, t, as, ks, tid);
+    shf_stage_b<T>(p, t, as + shf_a_elems(sizeof(T)), ks, tid);
 }
 
 /* One K step of f32 data: kShfBK / 8 k8 MMA rounds of the warp's 64 x 32
  * tile (wm, wn: the warp's place in the 2 x 4 grid). */
-template <int MATH>
+template <int MATH, bool CL>
 CT3D_DEV void shf_compute(const float *stage, float (&acc)[4][4][4], int wm, int wn, bool active,
                           int lane, int tid)
 {
     constexpr bool kSplit = MATH == SHF_3XTF32, kRound = MATH == SHF_TF32;
+    /* A's steps: along m (rows g, g + 8 of a tile) and along k (t, t + 4) */
+    constexpr int kMs = CL ? shf_cl_pitch(4) : 1, kKs = CL ? 1 : kShfPitch;
     const int g = lane >> 2, t = lane & 3;
-    const float *as = stage + wm * 64 + g;
-    const float *bs = stage + kShfBK * kShfPitch + wn * 32 + g;
+    const float *as = stage + (wm * 64 + g) * kMs;
+    const float *bs = stage + shf_a_elems(4) + wn * 32 + g;
     CT3D_UNROLL
     for (int kk = 0; kk < kShfBK; kk += 8) {
         if (!active) { /* the warp's columns hold no weights */
@@ -129,15 +162,15 @@ CT3D_DEV void shf_compute(const float *stage, float (&acc)[4][4][4], int wm, int
             tf32_operand_parts<kSplit, false>(b0[4 * kShfPitch + nt * 8], bbig[nt][1],
                                               bsmall[nt][1]);
         }
-        const float *a0 = as + (kk + t) * kShfPitch;
+        const float *a0 = as + (kk + t) * kKs;
         CT3D_UNROLL
         for (int mt = 0; mt < 4; mt++) {
-            const float *ap = a0 + mt * 16;
+            const float *ap = a0 + mt * 16 * kMs;
             unsigned abig[4], asmall[4];
             tf32_operand_parts<kSplit, kRound>(ap[0], abig[0], asmall[0]);
-            tf32_operand_parts<kSplit, kRound>(ap[8], abig[1], asmall[1]);
-            tf32_operand_parts<kSplit, kRound>(ap[4 * kShfPitch], abig[2], asmall[2]);
-            tf32_operand_parts<kSplit, kRound>(ap[4 * kShfPitch + 8], abig[3], asmall[3]);
+            tf32_operand_parts<kSplit, kRound>(ap[8 * kMs], abig[1], asmall[1]);
+            tf32_operand_parts<kSplit, kRound>(ap[4 * kKs], abig[2], asmall[2]);
+            tf32_operand_parts<kSplit, kRound>(ap[4 * kKs + 8 * kMs], abig[3], asmall[3]);
             CT3D_UNROLL
             for (int nt = 0; nt < 4; nt++)
                 mma_tf32_parts<kSplit>(acc[mt][nt], abig, asmall, bbig[nt], bsmall[nt], tid);
@@ -147,14 +180,17 @@ CT3D_DEV void shf_compute(const float *stage, float (&acc)[4][4][4], int wm, int
 }
 
 /* One K step of 16-bit data: kShfBK / 16 k16 rounds; A's fragments from
- * the [k][m] stage and B's from the [k][n] one, both by ldmatrix .trans. */
-template <class T>
+ * the [k][m] stage by ldmatrix .trans (the [m][k] one of CL untransposed),
+ * B's from the [k][n] one by ldmatrix .trans. */
+template <class T, bool CL>
 CT3D_DEV void shf_compute_half(const float *stage, float (&acc)[4][4][4], int wm, int wn,
                                bool active, int lane, int tid)
 {
-    const unsigned short *as = reinterpret_cast<const unsigned short *>(stage) + wm * 64;
+    constexpr int kClPitch = shf_cl_pitch(2);
+    const unsigned short *as =
+        reinterpret_cast<const unsigned short *>(stage) + wm * 64 * (CL ? kClPitch : 1);
     const unsigned short *bs =
-        reinterpret_cast<const unsigned short *>(stage) + kShfBK * kShfPitch + wn * 32;
+        reinterpret_cast<const unsigned short *>(stage) + shf_a_elems(2) + wn * 32;
     CT3D_UNROLL
     for (int kk = 0; kk < kShfBK; kk += 16) {
         if (!active) { /* the warp's columns hold no weights */
@@ -174,7 +210,10 @@ CT3D_DEV void shf_compute_half(const float *stage, float (&acc)[4][4][4], int wm
         CT3D_UNROLL
         for (int mt = 0; mt < 4; mt++) {
             unsigned a[4];
-            ldsm_x4_trans<kLdsmA>(a, as + kk * kShfPitch + mt * 16, kShfPitch, lane);
+            if constexpr (CL)
+                ldsm_x4<kLdsmB>(a, as + mt * 16 * kClPitch + kk, kClPitch, lane);
+            else
+                ldsm_x4_trans<kLdsmA>(a, as + kk * kShfPitch + mt * 16, kShfPitch, lane);
             CT3D_UNROLL
             for (int nt = 0; nt < 4; nt++)
                 mma_half<T>(acc[mt][nt], a, b[nt], tid);
@@ -199,7 +238,7 @@ CT3D_DEV void shf_tile_tables(const shf_params &p, const shf_tile &t, long long 
             /* 64-bit: D x H alone may pass 2^31 (once a block, 128 threads) */
             const long long r = m / p.in[2], w = m - r * p.in[2];
             const long long d = r / p.in[1], h = r - d * p.in[1];
-            o = d * p.k[0] * p.ys[2] + h * p.k[1] * p.ys[3] + w * p.k[2];
+            o = d * p.k[0] * p.ys[2] + h * p.k[1] * p.ys[3] + w * p.k[2] * p.yw;
         }
         obase[i] = o;
     }
@@ -208,6 +247,22 @@ CT3D_DEV void shf_tile_tables(const shf_params &p, const shf_tile &t, long long 
         bias[oc] = p.bias && ocg < p.cog ? load_elem(reinterpret_cast<const T *>(p.bias) +
                                                     t.g * p.cog + ocg)
                                          : 0.0f;
+    }
+}
+
+/* NDHWC y (p.cl): each column's offset from its position's first output,
+ * a ys[2] + b ys[3] + c yw + its output channel (tap (a, b, c)), and its
+ * channel in the block (-1 past C_out/G), for the stores' loop. */
+CT3D_DEV void shf_column_table(const shf_params &p, const shf_tile &t, long long *coloff,
+                               int *colch, int tid)
+{
+    for (int col = tid; col < p.ncols; col += kShfThreads) {
+        const int tap = col / p.ocb, oc = col - tap * p.ocb;
+        const int ab = tap / p.k[2], c = tap - ab * p.k[2];
+        const int a = ab / p.k[1], b = ab - a * p.k[1];
+        const int ocg = t.ob * p.ocb + oc;
+        coloff[col] = a * p.ys[2] + b * p.ys[3] + c * p.yw + (long long)ocg * p.ys[1];
+        colch[col] = ocg < p.cog ? oc : -1;
     }
 }
 
@@ -290,9 +345,50 @@ CT3D_DEV void shf_store(const shf_params &p, const shf_tile &t, float *ct, const
     }
 }
 
-/* Block b of the grid (params.h for the order). */
-template <int MATH, class T, bool VEC>
-CT3D_DEV void shf_block(const shf_params &p, float *smem, int tid, long long b)
+/* Stores the block's tile into NDHWC y: the accumulators go to shared
+ * memory as [position][column]; then consecutive threads take consecutive
+ * columns of a position, so that a warp writes runs of a tap's output
+ * channels, which lie together in y. */
+template <class T>
+CT3D_DEV void shf_store_cl(const shf_params &p, const shf_tile &t, float *ct,
+                           const long long *obase, const float *bias, const long long *coloff,
+                           const int *colch, const float (&acc)[4][4][4], int wm, int wn,
+                           int lane, int tid)
+{
+    const int g = lane >> 2, q = lane & 3;
+    CT3D_UNROLL
+    for (int mt = 0; mt < 4; mt++)
+        CT3D_UNROLL
+        for (int nt = 0; nt < 4; nt++)
+            CT3D_UNROLL
+            for (int e = 0; e < 4; e++) {
+                const int col = wn * 32 + nt * 8 + 2 * q + (e & 1);
+                const int m = wm * 64 + mt * 16 + g + 8 * (e >> 1);
+                ct[m * kShfCPitch + col] = acc[mt][nt][e];
+            }
+    CT3D_SYNC();
+    T *y = reinterpret_cast<T *>(p.y) + t.n * p.ys[0] + (long long)t.g * p.cog * p.ys[1];
+    const int cols = p.ncols; /* <= kShfBN <= kShfThreads */
+    const int step_i = kShfThreads / cols, step_c = kShfThreads - step_i * cols;
+    int i = tid / cols, col = tid - i * cols;
+    while (i < kShfBM) {
+        const long long o = obase[i];
+        const int oc = colch[col];
+        if (o >= 0 && oc >= 0)
+            store_elem(y + o + coloff[col], ct[i * kShfCPitch + col] + bias[oc]);
+        i += step_i;
+        col += step_c;
+        if (col >= cols) {
+            col -= cols;
+            i++;
+        }
+    }
+}
+
+/* Block b of the grid (params.h for the order), x and y NCDHW or (CL)
+ * NDHWC. */
+template <int MATH, class T, bool VEC, bool CL>
+CT3D_DEV void shf_block_as(const shf_params &p, float *smem, int tid, long long b)
 {
     const shf_tile t = shf_tile_of(p, b);
     const int warp = tid >> 5, lane = tid & 31, wm = warp >> 2, wn = warp & 3;
@@ -300,7 +396,11 @@ CT3D_DEV void shf_block(const shf_params &p, float *smem, int tid, long long b)
     constexpr int sf = shf_stage_floats(sizeof(T));
     long long *obase = reinterpret_cast<long long *>(smem + shf_region_floats(sizeof(T)));
     float *bias = smem + shf_region_floats(sizeof(T)) + 2 * kShfBM;
+    long long *coloff = reinterpret_cast<long long *>(bias + kShfBN);
+    int *colch = reinterpret_cast<int *>(coloff + kShfBN);
     shf_tile_tables<T>(p, t, obase, bias, tid);
+    if constexpr (CL)
+        shf_column_table(p, t, coloff, colch, tid);
     float acc[4][4][4];
     for (int mt = 0; mt < 4; mt++)
         for (int nt = 0; nt < 4; nt++)
@@ -310,7 +410,7 @@ CT3D_DEV void shf_block(const shf_params &p, float *smem, int tid, long long b)
      * (one commit group a step, empty ones past the end keep the count) */
     for (int s = 0; s < kShfStages - 1; s++) {
         if (s < p.nk)
-            shf_stage<T, VEC>(p, t, smem + s * sf, s, tid);
+            shf_stage<T, VEC, CL>(p, t, smem + s * sf, s, tid);
         copy_commit();
     }
     for (int ks = 0; ks < p.nk; ks++) {
@@ -318,17 +418,29 @@ CT3D_DEV void shf_block(const shf_params &p, float *smem, int tid, long long b)
         CT3D_SYNC(); /* step ks is in; step ks - 1's stage is free */
         const int next = ks + kShfStages - 1;
         if (next < p.nk)
-            shf_stage<T, VEC>(p, t, smem + (next % kShfStages) * sf, next, tid);
+            shf_stage<T, VEC, CL>(p, t, smem + (next % kShfStages) * sf, next, tid);
         copy_commit();
         const float *cur = smem + (ks % kShfStages) * sf;
         if constexpr (MATH == SHF_HALF)
-            shf_compute_half<T>(cur, acc, wm, wn, active, lane, tid);
+            shf_compute_half<T, CL>(cur, acc, wm, wn, active, lane, tid);
         else
-            shf_compute<MATH>(cur, acc, wm, wn, active, lane, tid);
+            shf_compute<MATH, CL>(cur, acc, wm, wn, active, lane, tid);
     }
     copy_wait_groups<0>();
     CT3D_SYNC(); /* every warp is done with the stages: the tile reuses them */
-    shf_store<T>(p, t, smem, obase, bias, acc, wm, wn, lane, tid);
+    if constexpr (CL)
+        shf_store_cl<T>(p, t, smem, obase, bias, coloff, colch, acc, wm, wn, lane, tid);
+    else
+        shf_store<T>(p, t, smem, obase, bias, acc, wm, wn, lane, tid);
+}
+
+template <int MATH, class T, bool VEC>
+CT3D_DEV void shf_block(const shf_params &p, float *smem, int tid, long long b)
+{
+    if (p.cl)
+        shf_block_as<MATH, T, VEC, true>(p, smem, tid, b);
+    else
+        shf_block_as<MATH, T, VEC, false>(p, smem, tid, b);
 }
 
 } // namespace ct3d

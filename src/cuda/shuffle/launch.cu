@@ -45,11 +45,12 @@ shf_fn shf_kernel_for(int math, convt3d_dtype type, bool vec)
 }
 
 /* Whether x allows the 16-byte copies: aligned, and an image's positions
- * (hence every channel row) a multiple of the elements a copy holds. */
+ * (NCDHW: every channel row) or C_in/G (NDHWC: every position's channels
+ * of a group) a multiple of the elements a copy holds. */
 bool shf_vector_x(const shf_params &p, const void *x, convt3d_dtype type)
 {
     const long long per = 16 / (long long)convt3d_dtype_size(type);
-    return aligned16(x) && p.npos % per == 0;
+    return aligned16(x) && (p.cl ? p.cig % per == 0 : p.npos % per == 0);
 }
 
 cudaError_t shuffle_launch(const cuda_plan &k, const convt3d_shape *s, const cuda_args &a,

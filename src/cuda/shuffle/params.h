@@ -48,15 +48,31 @@ constexpr int kShfPitch = kShfBM + 8;
  * hit distinct banks. */
 constexpr int kShfCPitch = kShfBM + 4;
 constexpr int kShfMaxTaps = 16; /* k_volume: ocb = BN / taps >= 8 */
+/* Channels-last (NDHWC x, p.cl): the A stage is [m][k], a position's
+ * channels as x holds them, in rows of kShfBK + 4 f32 (36 words: the
+ * fragment loads' rows g, 36 words apart, and columns t hit banks 4 g + t)
+ * or kShfBK + 8 16-bit elements (80-byte rows: ldmatrix's eight row
+ * addresses fall in distinct 16-byte bank groups). */
+constexpr CT3D_HD int shf_cl_pitch(int elem_bytes)
+{
+    return elem_bytes == 4 ? kShfBK + 4 : kShfBK + 8;
+}
+/* Elements of a stage's A part: room for either layout; B follows. */
+constexpr CT3D_HD int shf_a_elems(int elem_bytes)
+{
+    return kShfBK * kShfPitch > kShfBM * shf_cl_pitch(elem_bytes)
+               ? kShfBK * kShfPitch
+               : kShfBM * shf_cl_pitch(elem_bytes);
+}
 
 /* Floats of one stage (A then B, elem_bytes-byte elements), of the region
  * the stages and then the output tile share, and the dynamic shared memory
  * of a block (the region, then the output offsets of the tile's kShfBM
- * positions as long long, then the bias of the block's kShfBN channels at
- * most). */
+ * positions as long long, the bias of the block's kShfBN channels at most,
+ * and for NDHWC y each column's output offset (long long) and channel). */
 constexpr CT3D_HD int shf_stage_floats(int elem_bytes)
 {
-    return 2 * kShfBK * kShfPitch * elem_bytes / 4;
+    return (shf_a_elems(elem_bytes) + kShfBK * kShfPitch) * elem_bytes / 4;
 }
 constexpr CT3D_HD int shf_region_floats(int elem_bytes)
 {
@@ -66,7 +82,7 @@ constexpr CT3D_HD int shf_region_floats(int elem_bytes)
 }
 constexpr CT3D_HD int shf_smem_bytes(int elem_bytes)
 {
-    return (shf_region_floats(elem_bytes) + 2 * kShfBM + kShfBN) * 4;
+    return (shf_region_floats(elem_bytes) + 2 * kShfBM + kShfBN + 3 * kShfBN) * 4;
 }
 
 /* The inner products (template parameter MATH). */
@@ -81,8 +97,11 @@ struct shf_params {
     const float *w; /* packed (common/types.h), ocb a block: f32, or 16-bit for SHF_HALF */
     const float *bias;
     float *y;
-    long long xs[2]; /* image, channel strides of x (positions contiguous) */
-    long long ys[4]; /* image, channel, D, H strides of y (W contiguous) */
+    long long xs[2]; /* image, channel strides of x */
+    long long ys[4]; /* image, channel, D, H strides of y */
+    long long xm;    /* x's stride from one input position to the next: 1 NCDHW, C_in NDHWC */
+    long long yw;    /* y's W stride: 1 NCDHW, C_out NDHWC */
+    int cl;          /* NDHWC: channels-last A stage and stores (kernel.cuh) */
     int groups, cig, cog;
     int taps;        /* k_volume = s_d s_h s_w */
     int k[3];        /* = the strides */

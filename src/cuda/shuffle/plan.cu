@@ -44,10 +44,6 @@ bool plan_shuffle(const convt3d_shape *s, int smem_optin, shf_params *p, size_t 
     memset(p, 0, sizeof *p);
     if (!int_indexable(s, why, why_size))
         return false;
-    if (s->layout != CONVT3D_LAYOUT_NCDHW) {
-        snprintf(why, why_size, "NCDHW only (the A tile is input positions contiguous)");
-        return false;
-    }
     if (const char *no = taps_overlap(s)) {
         snprintf(why, why_size, "%s", no);
         return false;
@@ -74,6 +70,9 @@ bool plan_shuffle(const convt3d_shape *s, int smem_optin, shf_params *p, size_t 
         p->xs[d] = s->x_stride[d];
     for (int d = 0; d < 4; d++)
         p->ys[d] = s->y_stride[d];
+    p->xm = s->x_stride[4];
+    p->yw = s->y_stride[4];
+    p->cl = s->layout == CONVT3D_LAYOUT_NDHWC;
     p->ocb = block_channels(s, p->taps);
     p->nocb = (int)ceil_div(s->cog, p->ocb);
     p->ncols = p->taps * p->ocb;
@@ -162,8 +161,9 @@ void shuffle_entry_describe(const cuda_plan &k, char *buf, size_t size)
 {
     const shf_params &p = family_params<shuffle_plan>(k)->p;
     snprintf(buf, size, "%s: tiles of %d input positions x %d taps x %d output channels, %d K "
-             "steps of %d input channels, %lld blocks, %zu B shared",
-             k.impl->name, kShfBM, p.taps, p.ocb, p.nk, kShfBK, k.blocks, k.smem_bytes);
+             "steps of %d input channels%s, %lld blocks, %zu B shared",
+             k.impl->name, kShfBM, p.taps, p.ocb, p.nk, kShfBK,
+             p.cl ? " (channels last)" : "", k.blocks, k.smem_bytes);
 }
 
 } // namespace ct3d

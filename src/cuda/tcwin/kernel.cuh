@@ -318,24 +318,6 @@ CT3D_DEV void tcw_pair_rows(const tcw_params &p, const tcw_vrows &v, const unsig
  * consecutive positions x 4 words fall in distinct banks. */
 CT3D_DEV int tcw_cl_word(int pos, int h) { return pos * kTcwCk + ((h * kTcwClHalf) ^ (pos & 4)); }
 
-/* Element copies of the n (<= 0: none) channels a 16-byte half holds from
- * src, channel step step; zeros for the rest. */
-template <class T>
-CT3D_DEV void tcw_copy_elems(float *dst, const T *src, int n, long long step)
-{
-    constexpr int VE = tcw_word<T>::elems;
-    if constexpr (sizeof(T) == sizeof(float)) {
-        CT3D_UNROLL
-        for (int i = 0; i < VE; i++)
-            copy4(dst + i, reinterpret_cast<const float *>(i < n ? src + i * step : src), i < n);
-    } else {
-        unsigned short *d = reinterpret_cast<unsigned short *>(dst);
-        CT3D_UNROLL
-        for (int i = 0; i < VE; i++)
-            d[i] = i < n ? load_bits(src + i * step) : (unsigned short)0;
-    }
-}
-
 /* Copies the chunk's channels [ic0, ic0 + p.ck) of every position of the
  * box's window into win (tcw_cl_word), zeros outside x and past C_in/G:
  * 16-byte copies where p.vec is on (C_in/G a multiple of a word, x
@@ -364,7 +346,7 @@ CT3D_DEV void tcw_copy_positions(const tcw_params &p, const tcw_box &x, float *w
         if (p.vec)
             copy16(dst, reinterpret_cast<const float *>(src), in);
         else
-            tcw_copy_elems<T>(dst, src, in ? imin(p.cig - c0, VE) : 0, p.xs[1]);
+            copy_elems16<T>(dst, src, in ? imin(p.cig - c0, VE) : 0, p.xs[1]);
     }
 }
 
