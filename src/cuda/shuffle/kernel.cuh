@@ -299,6 +299,24 @@ CT3D_DEV void shf_store_run(T *dst, const float *src, int stride, int kw, float 
         store_elem(dst + c, src[c * stride] + bv);
 }
 
+/* The warp's accumulators into the shared output tile ct: [column][position]
+ * (NCDHW stores) or, POS_MAJOR, [position][column] (NDHWC ones). */
+template <bool POS_MAJOR>
+CT3D_DEV void shf_spill_tile(float *ct, const float (&acc)[4][4][4], int wm, int wn, int lane)
+{
+    const int g = lane >> 2, q = lane & 3;
+    CT3D_UNROLL
+    for (int mt = 0; mt < 4; mt++)
+        CT3D_UNROLL
+        for (int nt = 0; nt < 4; nt++)
+            CT3D_UNROLL
+            for (int e = 0; e < 4; e++) {
+                const int col = wn * 32 + nt * 8 + 2 * q + (e & 1);
+                const int m = wm * 64 + mt * 16 + g + 8 * (e >> 1);
+                ct[POS_MAJOR ? m * kShfCPitch + col : col * kShfCPitch + m] = acc[mt][nt][e];
+            }
+}
+
 /* Stores the block's tile: the accumulators go to shared memory as
  * [column][position]; then a thread keeps one position i of the tile and
  * walks half the (oc, a, b) output rows, writing at each its k_w outputs
@@ -310,17 +328,7 @@ CT3D_DEV void shf_store(const shf_params &p, const shf_tile &t, float *ct, const
                         const float *bias, const float (&acc)[4][4][4], int wm, int wn, int lane,
                         int tid)
 {
-    const int g = lane >> 2, q = lane & 3;
-    CT3D_UNROLL
-    for (int mt = 0; mt < 4; mt++)
-        CT3D_UNROLL
-        for (int nt = 0; nt < 4; nt++)
-            CT3D_UNROLL
-            for (int e = 0; e < 4; e++) {
-                const int col = wn * 32 + nt * 8 + 2 * q + (e & 1);
-                const int m = wm * 64 + mt * 16 + g + 8 * (e >> 1);
-                ct[col * kShfCPitch + m] = acc[mt][nt][e];
-            }
+    shf_spill_tile<false>(ct, acc, wm, wn, lane);
     CT3D_SYNC();
     const int i = tid % kShfBM;
     constexpr int kHalves = kShfThreads / kShfBM; /* threads a position */
@@ -355,17 +363,7 @@ CT3D_DEV void shf_store_cl(const shf_params &p, const shf_tile &t, float *ct,
                            const int *colch, const float (&acc)[4][4][4], int wm, int wn,
                            int lane, int tid)
 {
-    const int g = lane >> 2, q = lane & 3;
-    CT3D_UNROLL
-    for (int mt = 0; mt < 4; mt++)
-        CT3D_UNROLL
-        for (int nt = 0; nt < 4; nt++)
-            CT3D_UNROLL
-            for (int e = 0; e < 4; e++) {
-                const int col = wn * 32 + nt * 8 + 2 * q + (e & 1);
-                const int m = wm * 64 + mt * 16 + g + 8 * (e >> 1);
-                ct[m * kShfCPitch + col] = acc[mt][nt][e];
-            }
+    shf_spill_tile<true>(ct, acc, wm, wn, lane);
     CT3D_SYNC();
     T *y = reinterpret_cast<T *>(p.y) + t.n * p.ys[0] + (long long)t.g * p.cog * p.ys[1];
     const int cols = p.ncols; /* <= kShfBN <= kShfThreads */
