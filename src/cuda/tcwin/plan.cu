@@ -342,8 +342,8 @@ bool tcwin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
         s->k_volume < min_taps * phases || box_efficiency(p) < kTcwMinBoxShare) {
         if (tcwin_takes_few_inputs(e, s, lim, ov))
             return false;
-        snprintf(why, why_size, "automatically in NCDHW or with channels-last staging (NDHWC) with C_in/G >= 16, C_out/G >= 16 "
-                 "(on half data any with C_in/G <= %lld), >= %lld taps a phase on average "
+        snprintf(why, why_size, "automatically in NCDHW or with channels-last staging (NDHWC), "
+                 "with C_in/G >= 16, C_out/G >= 16 (on half data any with C_in/G <= %lld), >= %lld taps a phase on average "
                  "and boxes >= %.0f%% full only, or with C_in/G <= %lld where the "
                  "implicit-GEMM engine would take the problem (TF32; NDHWC half data with "
                  "C_out/G >= 16)", kTcwFewOutMaxCig, min_taps, 100 * kTcwMinBoxShare,
@@ -380,7 +380,8 @@ void tcwin_entry_describe(const cuda_plan &k, char *buf, size_t size)
              "x %d (%s%s staging), up to %d taps a phase, %d chunks of %d input channels, %lld "
              "blocks, %zu B shared",
              k.impl->name, p.td, p.th, kTcwW, kTcwOcb, p.ed, p.eh, p.ew,
-             p.cl ? "channels-last, " : "", p.vec ? "16-byte" : "element", p.maxtaps, p.nchunks, p.ck, k.blocks, k.smem_bytes);
+             p.cl ? "channels-last, " : "", p.vec ? "16-byte" : "element", p.maxtaps, p.nchunks,
+             p.ck, k.blocks, k.smem_bytes);
 }
 
 } // namespace ct3d
