@@ -677,7 +677,7 @@ static void test_half_walk(void)
 /* The tensor-core shuffle kernel's rule (shuffle/plan.cu), restated: in
  * every mode that permits tensor cores, problems (both layouts) whose taps do not
  * overlap (kernel = stride in every dim, no padding, no output padding,
- * 2-16 taps) with C_in/G >= 16 and C_out/G x taps >= 64 take it -- but
+ * 2-16 taps, or 1 in NDHWC) with C_in/G >= 16 and C_out/G x taps >= 64 take it -- but
  * for half data the few-output kernel, which comes first, may keep
  * C_out/G <= 8 -- and nothing else does; exact fp32 never does.  A grid of
  * strides (1,1,1), (1,2,2), (2,2,2), (2,2,1), (3,3,1), channels either side
@@ -687,8 +687,8 @@ static int shuffle_rule(const convt3d_shape *s)
     for (int d = 0; d < 3; d++)
         if (s->k[d] != s->s[d] || s->p[d] != 0 || s->op[d] != 0)
             return 0;
-    return s->k_volume >= 2 && s->k_volume <= 16 && s->cig >= 16 &&
-           s->cog * s->k_volume >= 64;
+    return (s->k_volume >= 2 || s->layout == CONVT3D_LAYOUT_NDHWC) && s->k_volume <= 16 &&
+           s->cig >= 16 && s->cog * s->k_volume >= 64;
 }
 
 static void test_shuffle_walk(void)

@@ -115,7 +115,12 @@ bool shuffle_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
  * 0.526 ms TF32 against the implicit-GEMM engine's 0.749 and cuDNN TF32's
  * 0.789; f16 0.404 against 0.837 and cuDNN f16's 0.514); on the pointwise
  * k1 s1 (64 -> 64) the implicit-GEMM engine's tensor-core entries are
- * 1.2-1.4x faster (a tile's 64 columns leave half the warps idle). */
+ * 1.2-1.4x faster (a tile's 64 columns leave half the warps idle).  Not
+ * so in NDHWC, where one tap is taken too: H100, round 29, the same
+ * pointwise problem in NDHWC (`--all-kernels`), this kernel 0.029 ms TF32
+ * against the walk's phase kernel at 0.054, f16 0.023 against the half
+ * MMA's 0.096 (one problem measured); the 10 kernel = stride problems of
+ * the class, NDHWC, all fastest here in TF32 and f16. */
 constexpr long long kShfMinCig = 16;
 constexpr long long kShfMinCols = 64;
 constexpr long long kShfMinTaps = 2;
@@ -131,9 +136,9 @@ bool shuffle_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     if (!plan_shuffle(s, lim.smem_optin, &p, &smem, why, why_size))
         return true;
     if (s->cig < kShfMinCig || s->cog * s->k_volume < kShfMinCols ||
-        s->k_volume < kShfMinTaps) {
+        (s->k_volume < kShfMinTaps && s->layout == CONVT3D_LAYOUT_NCDHW)) {
         snprintf(why, why_size, "automatically with C_in/G >= %lld, C_out/G x taps >= %lld "
-                 "and >= %lld taps only", kShfMinCig, kShfMinCols, kShfMinTaps);
+                 "and (in NCDHW) >= %lld taps only", kShfMinCig, kShfMinCols, kShfMinTaps);
         return true;
     }
     return false;
