@@ -522,6 +522,35 @@ static void test_tf32_walk(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* Checks one problem for test_3xtf32_igemm_walk in both layouts: the
+ * split-TF32 entry in 3xTF32 exactly where TF32 takes the TF32 entry in
+ * NDHWC, and always where clear.  Counts into *ran, *taken, *bad. */
+static void check_3xtf32_igemm(convt3d_problem p, int clear, int *ran, int *taken, int *bad)
+{
+    for (int layout = 0; layout < 2; layout++) {
+        p.layout = layout ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+        convt3d_shape s;
+        if (convt3d_validate(&p) != CONVT3D_SUCCESS ||
+            convt3d_shape_from_problem(&p, &s) != CONVT3D_SUCCESS)
+            continue;
+        s.math = CONVT3D_MATH_TF32;
+        const char *tf32 = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+        s.math = CONVT3D_MATH_3XTF32;
+        const char *x3 = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+        const int want = layout && tf32 && strcmp(tf32, "cuda/tf32_igemm_mma") == 0;
+        const int got = x3 && strcmp(x3, "cuda/3xtf32_igemm_mma") == 0;
+        (*ran)++;
+        *taken += got;
+        if (!x3 || want != got || (clear && layout && !got)) {
+            char desc[512];
+            convt3d_problem_to_string(&p, desc, sizeof desc);
+            printf("\n  FAILED %s in 3xTF32 (TF32: %s) for %s", x3 ? x3 : "nothing",
+                   tf32 ? tf32 : "nothing", desc);
+            (*bad)++;
+        }
+    }
+}
+
 /* 3xTF32 (igemm/plan.cu, igemm_entry_passed_over): the implicit-GEMM
  * engine's split-TF32 entry in NDHWC exactly where TF32 takes the TF32
  * entry, never in NCDHW (the exact FMA kernels keep those); the suite's
@@ -531,44 +560,23 @@ static void test_3xtf32_igemm_walk(void)
     if (no_cuda())
         return;
     static const int cigs[] = {4, 16, 32, 64, 128};
-    int bad = 0, ran = 0, taken = 0, wide = 0;
-    for (size_t i = 0; i < suite_count() + 5 * 5 * 3 * 4; i++)
-        for (int layout = 0; layout < 2; layout++) {
-            convt3d_problem p;
-            if (i < suite_count()) {
-                p = suite_at(i)->problem;
-            } else {
-                const int j = (int)(i - suite_count()), k = j % 3 + 1, st = (j / 3) % 4 / 2 + 1;
-                const int a = j / 12 % 5, b = j / 60;
-                p = make_problem(1 + (j & 1), cigs[a], cigs[b], 1, 8, 8, 12, k, st,
-                                 st == 2 ? (k - 1) / 2 : k / 2, 0, 1, CONVT3D_LAYOUT_NCDHW);
-            }
-            p.layout = layout ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
-            convt3d_shape s;
-            if (convt3d_validate(&p) != CONVT3D_SUCCESS ||
-                convt3d_shape_from_problem(&p, &s) != CONVT3D_SUCCESS)
-                continue;
-            s.math = CONVT3D_MATH_TF32;
-            const char *tf32 = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
-            s.math = CONVT3D_MATH_3XTF32;
-            const char *x3 = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
-            const int want = layout && tf32 && strcmp(tf32, "cuda/tf32_igemm_mma") == 0;
-            const int got = x3 && strcmp(x3, "cuda/3xtf32_igemm_mma") == 0;
-            const int clear = i < suite_count() && layout &&
-                              strcmp(suite_at(i)->name, "k3s2p1op1_wide") == 0;
-            ran++;
-            taken += got;
-            wide += clear && got;
-            if (!x3 || want != got || (clear && !got)) {
-                char desc[512];
-                convt3d_problem_to_string(&p, desc, sizeof desc);
-                printf("\n  FAILED %s in 3xTF32 (TF32: %s) for %s", x3 ? x3 : "nothing",
-                       tf32 ? tf32 : "nothing", desc);
-                bad++;
-            }
-        }
+    int bad = 0, ran = 0, taken = 0, clear = 0;
+    for (size_t i = 0; i < suite_count(); i++) {
+        const int wide = strcmp(suite_at(i)->name, "k3s2p1op1_wide") == 0;
+        clear += wide;
+        check_3xtf32_igemm(suite_at(i)->problem, wide, &ran, &taken, &bad);
+    }
+    for (int b = 0; b < 5; b++)
+        for (int a = 0; a < 5; a++)
+            for (int st = 1; st <= 2; st++)
+                for (int k = 1; k <= 3; k++)
+                    for (int n = 1; n <= 2; n++)
+                        check_3xtf32_igemm(make_problem(n, cigs[a], cigs[b], 1, 8, 8, 12, k, st,
+                                                        st == 2 ? (k - 1) / 2 : k / 2, 0, 1,
+                                                        CONVT3D_LAYOUT_NCDHW),
+                                           0, &ran, &taken, &bad);
     printf("\n  %d problems, %d on the split-TF32 engine, %d failed ", ran, taken, bad);
-    CU_ASSERT(ran > 400 && taken >= 10 && wide == 1);
+    CU_ASSERT(ran > 400 && taken >= 10 && clear == 1);
     CU_ASSERT_EQUAL(bad, 0);
 }
 
