@@ -1075,6 +1075,7 @@ int g_tcwin_ragged;   /* problems with C_in/G not a multiple of the chunk */
 int g_tcwin_dilated;  /* problems with a dilation above 1 */
 int g_tcwin_vec;      /* problems with 16-byte staging (tcw_vrows or channels-last) */
 int g_tcwin_cl;       /* problems with channels-last staging (tcw_copy_positions) */
+int g_tcwin_rounded;  /* TF32 problems whose boxes of 4+ taps round the window once a chunk */
 
 /* Random problems of 1-40 channels a group (C_out/G above 32 half the
  * time: several channel blocks), 9-40 inputs along W, both layouts, strides
@@ -1122,10 +1123,26 @@ int run_tcwin_as(int i, convt3d_dtype type)
      * the vector plan's layout (every fifth problem) */
     if (i % 5 == 4)
         p.vec = 0;
+    /* TF32: the window rounded once a chunk (boxes of 4+ taps) or at each tap */
+    p.preround = i % 4 != 3;
     g_tcwin_vec += p.vec;
     g_tcwin_cl += p.cl;
     emulate_cluster(1, kTcwThreads, smem / sizeof(float), tcwin_body<MATH, T>, &p);
     const std::vector<float> yf = widened(ts.y);
+    /* TF32: rounding the window once a chunk must give the MMAs the very
+     * bits that rounding each element at each tap gives them */
+    bool same = true;
+    if constexpr (MATH == TCW_TF32) {
+        const std::vector<T> first = ts.y;
+        std::fill(ts.y.begin(), ts.y.end(), (T)NAN);
+        p.preround = !p.preround;
+        emulate_cluster(1, kTcwThreads, smem / sizeof(float), tcwin_body<MATH, T>, &p);
+        p.preround = !p.preround;
+        same = memcmp(first.data(), ts.y.data(), first.size() * sizeof(T)) == 0;
+        g_tcwin_rounded += p.maxtaps >= kTcwPreroundTaps;
+        if (!same)
+            printf("FAILED tcwin tf32: the window rounded once a chunk and at each tap differ\n");
+    }
     for (int k = 0; k < 5; k++)
         g_tcwin_boxes[k] += p.td == 1 << k;
     g_tcwin_chunks += p.nchunks > 1;
@@ -1135,7 +1152,7 @@ int run_tcwin_as(int i, convt3d_dtype type)
     snprintf(what, sizeof what, "tcwin %s %s box %dx%dx%d, %s%s staging", tc_math_name(MATH),
              convt3d_dtype_name(type), p.td, p.th, kTcwW, p.cl ? "channels-last " : "",
              p.vec ? "16-byte" : "element");
-    return check(d, yf, what, tc_tolerance(MATH, type)) ? 0 : 1;
+    return check(d, yf, what, tc_tolerance(MATH, type)) && same ? 0 : 1;
 }
 
 int run_tcwin(int i, const char *mode)
@@ -1429,10 +1446,10 @@ int main(int argc, char **argv)
     if (tcwin)
         printf(" (boxes of 1/2/4/8/16 D rows: %d/%d/%d/%d/%d; %d with several chunks, %d with "
                "C_in/G not a multiple of the chunk, %d dilated, %d by 16-byte words, %d "
-               "channels-last)",
+               "channels-last; TF32: %d of 4+ taps, both roundings bitwise equal)",
                g_tcwin_boxes[0], g_tcwin_boxes[1], g_tcwin_boxes[2], g_tcwin_boxes[3],
                g_tcwin_boxes[4], g_tcwin_chunks, g_tcwin_ragged, g_tcwin_dilated, g_tcwin_vec,
-               g_tcwin_cl);
+               g_tcwin_cl, g_tcwin_rounded);
     if (shuffle)
         printf(" (%d on 16-byte copies of x, %d with several K steps, %d with C_in/G not a "
                "multiple of %d, %d with several output-channel blocks, %d NDHWC)",

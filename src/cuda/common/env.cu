@@ -61,11 +61,19 @@ bool parse_fewout(const char *text, int *cs)
     return true;
 }
 
-bool parse_tcwin(const char *text, int *vec)
+bool parse_tcwin(const char *text, int *vec, int *round)
 {
-    if (!text || (strcmp(text, "0") != 0 && strcmp(text, "1") != 0))
+    int v, r = -1;
+    char tail;
+    if (!text)
         return false;
-    *vec = text[0] - '0';
+    const int got = sscanf(text, "%d,%d%c", &v, &r, &tail);
+    if (got == 1 ? strcmp(text, "0") != 0 && strcmp(text, "1") != 0
+                 : got != 2 || v < -1 || v > 1 || (r != 0 && r != 1))
+        return false;
+    *vec = v;
+    if (got == 2)
+        *round = r;
     return true;
 }
 

@@ -49,8 +49,11 @@ bool parse_igemm(const char *text, int v[3]);
 /* Parses "cs" (1, 2, 4 or 8) into *cs; false if absent or malformed. */
 bool parse_fewout(const char *text, int *cs);
 
-/* Parses "0" or "1" into *vec; false if absent or malformed. */
-bool parse_tcwin(const char *text, int *vec);
+/* Parses "V[,R]" into *vec (V: 0 or 1, the window's staging; -1, the
+ * planner's, with an R) and, where given, *round (R: 1 the TF32 window
+ * rounded once a chunk, 0 each element at each tap; left as it was
+ * without one); false if absent or malformed. */
+bool parse_tcwin(const char *text, int *vec, int *round);
 
 } // namespace ct3d
 

@@ -434,13 +434,14 @@ CT3D_DEV void tcw_for_each_tap(const tcw_params &p, const tcw_box &x, Step &&ste
 
 /* One chunk of f32 data: every tap of the phase as a k8 MMA step on the
  * staged window and weights.  arow[mt]: the window offset of the thread's
- * fragment row g of MMA tile mt before a tap's shift (tcw_for_each_tap). */
-template <int MATH, bool CL>
+ * fragment row g of MMA tile mt before a tap's shift (tcw_for_each_tap).
+ * ROUNDED: the window holds TF32 values already (tcw_round_window). */
+template <int MATH, bool CL, bool ROUNDED = false>
 CT3D_DEV void tcw_compute(const tcw_params &p, const tcw_box &x, const float *win,
                           const float *wsm, const int (&arow)[2], float (&acc)[2][4][4],
                           int lane, int tid)
 {
-    constexpr bool kSplit = MATH == TCW_3XTF32, kRound = MATH == TCW_TF32;
+    constexpr bool kSplit = MATH == TCW_3XTF32, kRound = MATH == TCW_TF32 && !ROUNDED;
     const int g = lane >> 2, t = lane & 3;
     const float *wt = wsm + t * kTcwBPitch + g;
     tcw_for_each_tap(p, x, [&](int shift) {
@@ -545,6 +546,21 @@ CT3D_DEV void tcw_store(const tcw_params &p, const tcw_box &x, const float (&acc
     }
 }
 
+/* The stage's window [0, floats) rounded to TF32 in place, 16 bytes a
+ * thread at a time (floats and win 16-byte multiples): the same bits the
+ * MMA loop's rounding would give each element at each tap. */
+CT3D_DEV void tcw_round_window(float *win, int floats, int tid)
+{
+    for (int i = 4 * tid; i < floats; i += 4 * kTcwThreads) {
+        float4 v = *reinterpret_cast<float4 *>(win + i);
+        v.x = tf32_value(to_tf32(v.x));
+        v.y = tf32_value(to_tf32(v.y));
+        v.z = tf32_value(to_tf32(v.z));
+        v.w = tf32_value(to_tf32(v.w));
+        *reinterpret_cast<float4 *>(win + i) = v;
+    }
+}
+
 /* The chunks of the box into acc with element staging (any data), or
  * vector staging of f32 data: the window is filled in its stage either way
  * (by cp.async, or for half data through registers). */
@@ -568,9 +584,10 @@ CT3D_DEV void tcw_chunks(const tcw_params &p, const tcw_box &x, float *smem, con
         tcw_stage_weights<T>(p, x, tapk, buf + wofs, ic0, tid);
         copy_commit();
     };
+    const bool preround = MATH == TCW_TF32 && p.preround && x.taps >= kTcwPreroundTaps;
     stage(smem, 0);
     for (int c = 0; c < p.nchunks; c++) {
-        const float *cur = smem + (c & 1) * p.stage_floats;
+        float *cur = smem + (c & 1) * p.stage_floats;
         if (c + 1 < p.nchunks) {
             stage(smem + ((c + 1) & 1) * p.stage_floats, (c + 1) * p.ck);
             copy_wait_groups<1>();
@@ -578,10 +595,15 @@ CT3D_DEV void tcw_chunks(const tcw_params &p, const tcw_box &x, float *smem, con
             copy_wait_groups<0>();
         }
         CT3D_SYNC();
-        if constexpr (MATH == TCW_HALF)
+        if constexpr (MATH == TCW_HALF) {
             tcw_compute_half<T, CL>(p, x, cur, cur + wofs, arow, acc, lane, tid);
-        else
+        } else if (MATH == TCW_TF32 && preround) {
+            tcw_round_window(cur, wofs, tid);
+            CT3D_SYNC();
+            tcw_compute<MATH, CL, true>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+        } else {
             tcw_compute<MATH, CL>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+        }
         CT3D_SYNC(); /* the next chunk's copies overwrite this stage */
     }
 }

@@ -53,6 +53,9 @@ constexpr int kTcwQSlots = 2;
  * of the position (tcw_cl_word), so that the 8 positions x 4 words of a
  * fragment load hit the 32 banks once each without padding. */
 constexpr int kTcwClHalf = 4; /* words a 16-byte half of a channels-last position */
+/* Taps a box from which the TF32 window is rounded once a chunk (p.preround):
+ * the pass costs about what 4 taps of in-loop rounding do. */
+constexpr int kTcwPreroundTaps = 4;
 
 /* The inner products (template parameter MATH). */
 enum tcw_math {
@@ -85,6 +88,10 @@ struct tcw_params {
      * vec: on (the planner's choice; the launch clears it where x is not 16-byte
      * aligned, and the element staging then fills the same layout). */
     int vec;
+    /* TF32: the staged window rounded to TF32 once a chunk (tcw_round_window,
+     * kernel.cuh) in boxes of at least kTcwPreroundTaps taps, instead of
+     * each A element at each tap in the MMA loop. */
+    int preround;
     /* Channels-last staging (NDHWC x; tcw_copy_positions, kernel.cuh): the window
      * [position][kTcwCk words], filled by 16-byte copies of a position's channels where
      * vec is on (C_in/G a multiple of a word and x aligned), else element by element. */

@@ -152,6 +152,7 @@ bool plan_tcwin(const convt3d_shape *s, int smem_optin, int vec, tcw_params *p, 
                 char *why, size_t why_size)
 {
     memset(p, 0, sizeof *p);
+    p->preround = 1;
     if (!int_indexable(s, why, why_size))
         return false;
     for (int d = 0; d < 3; d++)
@@ -330,9 +331,9 @@ bool tcwin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
 {
     tcw_params p;
     size_t smem;
-    int vec = -1; /* the staging the plan will take (a bad value is reported there) */
+    int vec = -1, round = 1; /* the staging the plan will take (a bad value is reported there) */
     if (ov.tcwin)
-        parse_tcwin(ov.tcwin, &vec);
+        parse_tcwin(ov.tcwin, &vec, &round);
     if (!plan_tcwin(s, lim.smem_optin, vec, &p, &smem, why, why_size))
         return true;
     const long long phases = s->s[0] * s->s[1] * s->s[2];
@@ -360,11 +361,13 @@ bool tcwin_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_l
     (void)mode;
     tcwin_plan *tp = family_params<tcwin_plan>(*k);
     memset(tp, 0, sizeof *tp);
-    int vec = -1;
-    if (ov.tcwin && !parse_tcwin(ov.tcwin, &vec))
-        fprintf(stderr, "convt3d: CONVT3D_CUDA_TCWIN=%s ignored (0 or 1)\n", ov.tcwin);
+    int vec = -1, round = 1;
+    if (ov.tcwin && !parse_tcwin(ov.tcwin, &vec, &round))
+        fprintf(stderr, "convt3d: CONVT3D_CUDA_TCWIN=%s ignored (0 or 1, or V,R: V -1, 0 or 1, R "
+                "0 or 1)\n", ov.tcwin);
     if (!plan_tcwin(s, lim.smem_optin, vec, &tp->p, &k->smem_bytes, why, why_size))
         return false;
+    tp->p.preround = round;
     tp->math = tcwin_entry_math(e);
     k->ocb = kTcwOcb;
     k->nocb = tp->p.nocb;
