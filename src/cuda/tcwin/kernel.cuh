@@ -375,16 +375,23 @@ CT3D_DEV void tcw_a_words(const tcw_params &p, const W *win, int a, int t, W (&f
 
 /* The packed-weight tap index (kd kH + kh) kW + kw of each tap of the box's
  * phase, in tap order, into tapk (once per box: the weight copies of every
- * chunk read it instead of dividing). */
+ * chunk read it instead of dividing), and each tap's window shift into
+ * tapk[p.maxtaps + tap]: its distance from the phase's last tap (the window
+ * starts at the last tap's first input), the same for every position, so
+ * that the MMA loop reads it instead of recomputing it (round 31: ~12 of a
+ * tap's 59 instructions). */
 CT3D_DEV void tcw_tap_table(const tcw_params &p, const tcw_box &x, int *tapk, int tid)
 {
-    const int tph = x.e[1].taps, tpw = x.e[2].taps;
+    const int tpd = x.e[0].taps, tph = x.e[1].taps, tpw = x.e[2].taps;
+    const int plane = x.ext[1] * p.ewp;
     for (int tap = tid; tap < x.taps; tap += kTcwThreads) {
         const int a = tap / (tph * tpw), rem = tap - a * tph * tpw;
         const int bb = rem / tpw, cc = rem - bb * tpw;
         const int kd = x.e[0].k0 + a * p.kstep[0], kh = x.e[1].k0 + bb * p.kstep[1],
                   kw = x.e[2].k0 + cc * p.kstep[2];
         tapk[tap] = (kd * p.k[1] + kh) * p.k[2] + kw;
+        tapk[p.maxtaps + tap] = (tpd - 1 - a) * p.dm[0] * plane +
+                                (tph - 1 - bb) * p.dm[1] * p.ewp + (tpw - 1 - cc) * p.dm[2];
     }
 }
 
@@ -415,21 +422,13 @@ CT3D_DEV void tcw_stage_weights(const tcw_params &p, const tcw_box &x, const int
 }
 
 /* Calls step(shift) for every tap of the box's phase in the weights'
- * [tap] order (D, H, W).  shift: the window offset of the tap, the same
- * for every position: its distance from the phase's last tap (the window
- * starts at the last tap's first input).  Both inner products walk the taps
- * here; step advances its own weight pointer. */
+ * [tap] order (D, H, W), shift from the tap table (tcw_tap_table).  Both
+ * inner products walk the taps here; step advances its own weight pointer. */
 template <class Step>
-CT3D_DEV void tcw_for_each_tap(const tcw_params &p, const tcw_box &x, Step &&step)
+CT3D_DEV void tcw_for_each_tap(const tcw_box &x, const int *shifts, Step &&step)
 {
-    const int tpd = x.e[0].taps, tph = x.e[1].taps, tpw = x.e[2].taps;
-    const int plane = x.ext[1] * p.ewp;
-    for (int a = 0; a < tpd; a++)
-        for (int bb = 0; bb < tph; bb++) {
-            const int sh_dh = (tpd - 1 - a) * p.dm[0] * plane + (tph - 1 - bb) * p.dm[1] * p.ewp;
-            for (int cc = 0; cc < tpw; cc++)
-                step(sh_dh + (tpw - 1 - cc) * p.dm[2]);
-        }
+    for (int tap = 0; tap < x.taps; tap++)
+        step(shifts[tap]);
 }
 
 /* One chunk of f32 data: every tap of the phase as a k8 MMA step on the
@@ -438,13 +437,13 @@ CT3D_DEV void tcw_for_each_tap(const tcw_params &p, const tcw_box &x, Step &&ste
  * ROUNDED: the window holds TF32 values already (tcw_round_window). */
 template <int MATH, bool CL, bool ROUNDED = false>
 CT3D_DEV void tcw_compute(const tcw_params &p, const tcw_box &x, const float *win,
-                          const float *wsm, const int (&arow)[2], float (&acc)[2][4][4],
-                          int lane, int tid)
+                          const float *wsm, const int *shifts, const int (&arow)[2],
+                          float (&acc)[2][4][4], int lane, int tid)
 {
     constexpr bool kSplit = MATH == TCW_3XTF32, kRound = MATH == TCW_TF32 && !ROUNDED;
     const int g = lane >> 2, t = lane & 3;
     const float *wt = wsm + t * kTcwBPitch + g;
-    tcw_for_each_tap(p, x, [&](int shift) {
+    tcw_for_each_tap(x, shifts, [&](int shift) {
         unsigned bbig[4][2], bsmall[4][2];
         CT3D_UNROLL
         for (int nt = 0; nt < 4; nt++) {
@@ -475,13 +474,13 @@ CT3D_DEV void tcw_compute(const tcw_params &p, const tcw_box &x, const float *wi
  * weight rows by ldmatrix .trans, two n8 tiles a call. */
 template <class T, bool CL>
 CT3D_DEV void tcw_compute_half(const tcw_params &p, const tcw_box &x, const float *win,
-                               const float *wsm, const int (&arow)[2], float (&acc)[2][4][4],
-                               int lane, int tid)
+                               const float *wsm, const int *shifts, const int (&arow)[2],
+                               float (&acc)[2][4][4], int lane, int tid)
 {
     const int t = lane & 3;
     const unsigned *wwin = reinterpret_cast<const unsigned *>(win);
     const unsigned short *wt = reinterpret_cast<const unsigned short *>(wsm);
-    tcw_for_each_tap(p, x, [&](int shift) {
+    tcw_for_each_tap(x, shifts, [&](int shift) {
         unsigned b[4][2];
         CT3D_UNROLL
         for (int np = 0; np < 2; np++) {
@@ -595,14 +594,15 @@ CT3D_DEV void tcw_chunks(const tcw_params &p, const tcw_box &x, float *smem, con
             copy_wait_groups<0>();
         }
         CT3D_SYNC();
+        const int *shifts = tapk + p.maxtaps;
         if constexpr (MATH == TCW_HALF) {
-            tcw_compute_half<T, CL>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+            tcw_compute_half<T, CL>(p, x, cur, cur + wofs, shifts, arow, acc, lane, tid);
         } else if (MATH == TCW_TF32 && preround) {
             tcw_round_window(cur, wofs, tid);
             CT3D_SYNC();
-            tcw_compute<MATH, CL, true>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+            tcw_compute<MATH, CL, true>(p, x, cur, cur + wofs, shifts, arow, acc, lane, tid);
         } else {
-            tcw_compute<MATH, CL>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+            tcw_compute<MATH, CL>(p, x, cur, cur + wofs, shifts, arow, acc, lane, tid);
         }
         CT3D_SYNC(); /* the next chunk's copies overwrite this stage */
     }
@@ -635,7 +635,8 @@ CT3D_DEV void tcw_chunks_half_vec(const tcw_params &p, const tcw_box &x, float *
         CT3D_SYNC(); /* chunk c is paired; the raw buffer is free */
         if (c + 1 < p.nchunks)
             copy(c + 1);
-        tcw_compute_half<T, false>(p, x, cur, cur + wofs, arow, acc, lane, tid);
+        tcw_compute_half<T, false>(p, x, cur, cur + wofs, tapk + p.maxtaps, arow, acc, lane,
+                                   tid);
     }
 }
 

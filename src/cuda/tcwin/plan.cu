@@ -108,9 +108,10 @@ void size_layout(tcw_params &p, int elem, bool vec, long long *bytes)
     p.stage_floats = p.wofs + p.maxtaps * kTcwCk * kTcwBPitch;
     /* half data: 16 channels of 16-bit elements, channel pitch cs elements */
     p.raw_floats = p.vec && elem == 2 ? kTcwCk * p.cs : 0;
-    /* two stages, the raw window, then the tap table (ints, 16-byte rounded) */
+    /* two stages, the raw window, then the tap table and the taps' shifts (ints,
+     * 16-byte rounded each) */
     *bytes = (2LL * p.stage_floats + p.raw_floats) * (long long)sizeof(float) +
-             (p.maxtaps + 3) / 4 * 16;
+             2 * ((p.maxtaps + 3) / 4 * 16);
 }
 
 /* The channels-last window (NDHWC x; kernel.cuh, tcw_copy_positions):
@@ -134,7 +135,7 @@ void size_layout_cl(tcw_params &p, const convt3d_shape *s, int elem, long long *
     p.wofs = p.ed * p.eh * p.ewp * kTcwCk;
     p.stage_floats = p.wofs + p.maxtaps * kTcwCk * kTcwBPitch;
     p.raw_floats = 0;
-    *bytes = 2LL * p.stage_floats * (long long)sizeof(float) + (p.maxtaps + 3) / 4 * 16;
+    *bytes = 2LL * p.stage_floats * (long long)sizeof(float) + 2 * ((p.maxtaps + 3) / 4 * 16);
 }
 
 /* The block budget of automatic staging: two blocks a multiprocessor for
