@@ -1075,7 +1075,7 @@ int g_tcwin_ragged;   /* problems with C_in/G not a multiple of the chunk */
 int g_tcwin_dilated;  /* problems with a dilation above 1 */
 int g_tcwin_vec;      /* problems with 16-byte staging (tcw_vrows or channels-last) */
 int g_tcwin_cl;       /* problems with channels-last staging (tcw_copy_positions) */
-int g_tcwin_rounded;  /* TF32 problems whose boxes of 4+ taps round the window once a chunk */
+int g_tcwin_rounded;  /* TF32 problems run with the window rounded once a chunk and at each tap */
 
 /* Random problems of 1-40 channels a group (C_out/G above 32 half the
  * time: several channel blocks), 9-40 inputs along W, both layouts, strides
@@ -1123,8 +1123,9 @@ int run_tcwin_as(int i, convt3d_dtype type)
      * the vector plan's layout (every fifth problem) */
     if (i % 5 == 4)
         p.vec = 0;
-    /* TF32: the window rounded once a chunk (boxes of 4+ taps) or at each tap */
-    p.preround = i % 4 != 3;
+    /* TF32: the window rounded once a chunk (boxes of 1-4 taps or more) or
+     * at each tap, so that small problems take both paths too */
+    p.preround = i % 4 == 3 ? 0 : 1 + i % 4;
     g_tcwin_vec += p.vec;
     g_tcwin_cl += p.cl;
     emulate_cluster(1, kTcwThreads, smem / sizeof(float), tcwin_body<MATH, T>, &p);
@@ -1134,12 +1135,13 @@ int run_tcwin_as(int i, convt3d_dtype type)
     bool same = true;
     if constexpr (MATH == TCW_TF32) {
         const std::vector<T> first = ts.y;
+        const int preround = p.preround;
         std::fill(ts.y.begin(), ts.y.end(), (T)NAN);
-        p.preround = !p.preround;
+        p.preround = preround ? 0 : 1;
         emulate_cluster(1, kTcwThreads, smem / sizeof(float), tcwin_body<MATH, T>, &p);
-        p.preround = !p.preround;
+        p.preround = preround;
         same = memcmp(first.data(), ts.y.data(), first.size() * sizeof(T)) == 0;
-        g_tcwin_rounded += p.maxtaps >= kTcwPreroundTaps;
+        g_tcwin_rounded++;
         if (!same)
             printf("FAILED tcwin tf32: the window rounded once a chunk and at each tap differ\n");
     }
@@ -1446,7 +1448,7 @@ int main(int argc, char **argv)
     if (tcwin)
         printf(" (boxes of 1/2/4/8/16 D rows: %d/%d/%d/%d/%d; %d with several chunks, %d with "
                "C_in/G not a multiple of the chunk, %d dilated, %d by 16-byte words, %d "
-               "channels-last; TF32: %d of 4+ taps, both roundings bitwise equal)",
+               "channels-last; TF32: %d, both roundings bitwise equal)",
                g_tcwin_boxes[0], g_tcwin_boxes[1], g_tcwin_boxes[2], g_tcwin_boxes[3],
                g_tcwin_boxes[4], g_tcwin_chunks, g_tcwin_ragged, g_tcwin_dilated, g_tcwin_vec,
                g_tcwin_cl, g_tcwin_rounded);

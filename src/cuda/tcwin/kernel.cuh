@@ -505,7 +505,10 @@ CT3D_DEV void tcw_compute_half(const tcw_params &p, const tcw_box &x, const floa
 }
 
 /* Adds the bias and stores the thread's accumulators: C[g][2t..2t+1] and
- * C[g+8][..] of each MMA tile, rows W positions, columns output channels. */
+ * C[g+8][..] of each MMA tile, rows W positions, columns output channels.
+ * The thread's 8 channels' offsets, bounds and biases are found once, not
+ * at each of the 32 stores (round 31: the store took ~1000 instructions a
+ * warp, 6-10% of the kernel; round 32, H100, k3s1p1: 765 with this). */
 template <class T>
 CT3D_DEV void tcw_store(const tcw_params &p, const tcw_box &x, const float (&acc)[2][4][4],
                         int warp, int lane)
@@ -513,6 +516,18 @@ CT3D_DEV void tcw_store(const tcw_params &p, const tcw_box &x, const float (&acc
     const int g = lane >> 2, t = lane & 3;
     T *y = reinterpret_cast<T *>(p.y);
     const T *bias = reinterpret_cast<const T *>(p.bias);
+    long long choff[4][2];
+    float bv[4][2];
+    bool live[4][2];
+    CT3D_UNROLL
+    for (int nt = 0; nt < 4; nt++)
+        CT3D_UNROLL
+        for (int j = 0; j < 2; j++) {
+            const int oc = x.ob * kTcwOcb + nt * 8 + 2 * t + j;
+            live[nt][j] = oc < p.cog;
+            choff[nt][j] = (long long)oc * p.ys[1];
+            bv[nt][j] = bias && live[nt][j] ? load_elem(bias + x.g * p.cog + oc) : 0.0f;
+        }
     const long long ybase = x.n * p.ys[0] + (long long)x.g * p.cog * p.ys[1];
     CT3D_UNROLL
     for (int mt = 0; mt < 2; mt++) {
@@ -528,18 +543,17 @@ CT3D_DEV void tcw_store(const tcw_params &p, const tcw_box &x, const float (&acc
             if (qw >= x.e[2].qlo + x.e[2].qcount)
                 continue;
             const long long ow = (long long)qw * p.s[2] + x.r[2] - p.p[2];
-            const long long pos = ybase + od * p.ys[2] + oh * p.ys[3] + ow * p.ys[4];
+            T *yp = y + (ybase + od * p.ys[2] + oh * p.ys[3] + ow * p.ys[4]);
             CT3D_UNROLL
             for (int nt = 0; nt < 4; nt++)
                 CT3D_UNROLL
                 for (int j = 0; j < 2; j++) {
-                    const int oc = x.ob * kTcwOcb + nt * 8 + 2 * t + j;
-                    if (oc >= p.cog)
+                    if (!live[nt][j])
                         continue;
                     float v = acc[mt][nt][2 * half + j];
-                    if (bias)
-                        v += load_elem(bias + x.g * p.cog + oc);
-                    store_elem(y + pos + (long long)oc * p.ys[1], v);
+                    if (bias) /* not + 0: that would turn a -0 sum into +0 */
+                        v += bv[nt][j];
+                    store_elem(yp + choff[nt][j], v);
                 }
         }
     }
@@ -583,7 +597,7 @@ CT3D_DEV void tcw_chunks(const tcw_params &p, const tcw_box &x, float *smem, con
         tcw_stage_weights<T>(p, x, tapk, buf + wofs, ic0, tid);
         copy_commit();
     };
-    const bool preround = MATH == TCW_TF32 && p.preround && x.taps >= kTcwPreroundTaps;
+    const bool preround = MATH == TCW_TF32 && p.preround > 0 && x.taps >= p.preround;
     stage(smem, 0);
     for (int c = 0; c < p.nchunks; c++) {
         float *cur = smem + (c & 1) * p.stage_floats;

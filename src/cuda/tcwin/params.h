@@ -53,9 +53,11 @@ constexpr int kTcwQSlots = 2;
  * of the position (tcw_cl_word), so that the 8 positions x 4 words of a
  * fragment load hit the 32 banks once each without padding. */
 constexpr int kTcwClHalf = 4; /* words a 16-byte half of a channels-last position */
-/* Taps a box from which the TF32 window is rounded once a chunk (p.preround):
- * the pass costs about what 4 taps of in-loop rounding do. */
-constexpr int kTcwPreroundTaps = 4;
+/* Taps a box from which the TF32 window is rounded once a chunk (p.preround).
+ * The pass and its barrier cost more than the in-loop rounding saves on 8-tap
+ * phases (round 32, H100: k4s2p1 and the wide shape 4-12% slower with 4), and
+ * less on 27 (k3s1p1 2-3% faster). */
+constexpr int kTcwPreroundTaps = 16;
 
 /* The inner products (template parameter MATH). */
 enum tcw_math {
@@ -89,8 +91,9 @@ struct tcw_params {
      * aligned, and the element staging then fills the same layout). */
     int vec;
     /* TF32: the staged window rounded to TF32 once a chunk (tcw_round_window,
-     * kernel.cuh) in boxes of at least kTcwPreroundTaps taps, instead of
-     * each A element at each tap in the MMA loop. */
+     * kernel.cuh) in boxes of at least this many taps (0: never), instead of
+     * each A element at each tap in the MMA loop; the planner sets
+     * kTcwPreroundTaps, the emulator varies it. */
     int preround;
     /* Channels-last staging (NDHWC x; tcw_copy_positions, kernel.cuh): the window
      * [position][kTcwCk words], filled by 16-byte copies of a position's channels where

@@ -153,7 +153,7 @@ bool plan_tcwin(const convt3d_shape *s, int smem_optin, int vec, tcw_params *p, 
                 char *why, size_t why_size)
 {
     memset(p, 0, sizeof *p);
-    p->preround = 1;
+    p->preround = kTcwPreroundTaps;
     if (!int_indexable(s, why, why_size))
         return false;
     for (int d = 0; d < 3; d++)
@@ -368,7 +368,7 @@ bool tcwin_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_l
                 "0 or 1)\n", ov.tcwin);
     if (!plan_tcwin(s, lim.smem_optin, vec, &tp->p, &k->smem_bytes, why, why_size))
         return false;
-    tp->p.preround = round;
+    tp->p.preround = round ? kTcwPreroundTaps : 0;
     tp->math = tcwin_entry_math(e);
     k->ocb = kTcwOcb;
     k->nocb = tp->p.nocb;
