@@ -1123,8 +1123,8 @@ int run_tcwin_as(int i, convt3d_dtype type)
      * the vector plan's layout (every fifth problem) */
     if (i % 5 == 4)
         p.vec = 0;
-    /* TF32: the window rounded once a chunk (boxes of 1-4 taps or more) or
-     * at each tap, so that small problems take both paths too */
+    /* TF32: the window rounded once a chunk from 1, 2 or 3 taps, or at each
+     * tap, so that small problems take both paths too */
     p.preround = i % 4 == 3 ? 0 : 1 + i % 4;
     g_tcwin_vec += p.vec;
     g_tcwin_cl += p.cl;

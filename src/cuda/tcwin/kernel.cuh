@@ -611,7 +611,7 @@ CT3D_DEV void tcw_chunks(const tcw_params &p, const tcw_box &x, float *smem, con
         const int *shifts = tapk + p.maxtaps;
         if constexpr (MATH == TCW_HALF) {
             tcw_compute_half<T, CL>(p, x, cur, cur + wofs, shifts, arow, acc, lane, tid);
-        } else if (MATH == TCW_TF32 && preround) {
+        } else if (preround) {
             tcw_round_window(cur, wofs, tid);
             CT3D_SYNC();
             tcw_compute<MATH, CL, true>(p, x, cur, cur + wofs, shifts, arow, acc, lane, tid);

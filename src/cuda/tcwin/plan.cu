@@ -368,7 +368,8 @@ bool tcwin_entry_plan(const cuda_impl &e, const convt3d_shape *s, const device_l
                 "0 or 1)\n", ov.tcwin);
     if (!plan_tcwin(s, lim.smem_optin, vec, &tp->p, &k->smem_bytes, why, why_size))
         return false;
-    tp->p.preround = round ? kTcwPreroundTaps : 0;
+    if (!round) /* plan_tcwin set the threshold */
+        tp->p.preround = 0;
     tp->math = tcwin_entry_math(e);
     k->ocb = kTcwOcb;
     k->nocb = tp->p.nocb;
