@@ -668,6 +668,15 @@ static void cpu_ndhwc_choice(void)
         /* one input channel a group: the groups across the lanes, not the
          * W lanes of one group (round 26: seed 3's 8 groups of 1 -> 2) */
         {"mb1 ic8 oc16 g8 in6x6x7 k5x5x5 s1x1x1 p0x0x1 op0x0x0", "_grouplanes_ndhwc__"},
+        /* four or more groups of at most a quarter vector of output
+         * channels: the grouped lanes, not the W lanes (round 33), also
+         * where a span takes two vectors (AVX-512; AVX2 then does not
+         * take them, and the case is not checked there) */
+        {"mb1 ic8 oc8 g4 in6x6x7 k3x3x3 s1x1x1 p1x1x1 op0x0x0", "_grouplanes_ndhwc__"},
+        {"mb1 ic32 oc12 g4 in5x5x5 k1x5x3 s1x2x1 p0x1x0 op0x1x0", "@_grouplanes_ndhwc__"},
+        {"mb1 ic32 oc16 g16 in8x8x24 k1x1x1 s2x2x2 p0x0x0 op1x1x1", "@_grouplanes_ndhwc__"},
+        /* 8 -> 7 channels a group: spans of two vectors do not pay */
+        {"mb1 ic128 oc112 g16 in3x7x13 k4x1x5 s3x3x3 p1x0x1 op0x0x0", "!_grouplanes_ndhwc__"},
         /* one group of few output channels: no groups to lay across the
          * lanes, the gather tile's broadcasts beat the grouped lanes'
          * permutes (round 25: random_100, 4 -> 11; random_132, 8 -> 4) */
@@ -714,10 +723,15 @@ static void cpu_ndhwc_choice(void)
                                                          strstr(cases[i].kind, "_poslanes_"))
                                ? "_gather_ndhwc__"
                                : cases[i].kind;
-        if (!strstr(name, kind))
-            printf("\n  FAILED: %s (NDHWC) ran %s, expected a %s kernel", cases[i].desc, name,
+        /* "!k": any kernel but k; "@k": k where the kernel is AVX-512's
+         * (two-vector spans), any kernel elsewhere */
+        const int ok = kind[0] == '!'   ? strstr(name, kind + 1) == NULL
+                       : kind[0] == '@' ? !strstr(name, "__avx512") || strstr(name, kind + 1)
+                                        : strstr(name, kind) != NULL;
+        if (!ok)
+            printf("\n  FAILED: %s (NDHWC) ran %s, expected %s kernel", cases[i].desc, name,
                    kind);
-        CU_ASSERT(strstr(name, kind) != NULL);
+        CU_ASSERT(ok);
         convt3d_plan_destroy(plan);
         free(w);
         if ((p.in_channels == 1 && p.out_channels == 1) ||
@@ -734,12 +748,14 @@ static void cpu_ndhwc_choice(void)
  * fewer output channels than a vector and enough multiply-adds for each
  * element it transposes: the reduced kernelbench (8 channels a group) with
  * AVX-512's 16 lanes but not AVX2's 8 (one group fills a vector there), 4
- * channels a group with both; not a 1x1x1 kernel (too little work a moved
- * element), and never in the portable kernel (none is built).  One output
- * channel from a few input channels a group (32 groups of 2 -> 1, k3 s1:
- * random_375 of seed 3, 4.4x faster than the channel-lane tile on Zen 4,
- * bench/NOTES.md round 21) takes it with both, though an input element
- * carries few products there. */
+ * channels a group with both (210 multiply-adds a transposed element:
+ * more than the grouped lanes' rule leaves to them); not a 1x1x1 kernel (too
+ * little work a moved element), and never in the portable kernel (none is
+ * built).  One output channel from a few input channels a group (32 groups
+ * of 2 -> 1, k3 s1: random_375 of seed 3, 4.4x faster than the
+ * channel-lane tile on Zen 4, bench/NOTES.md round 21) takes it with AVX2;
+ * with AVX-512 the grouped lanes' two-vector spans take it (round 33: 0.53
+ * against 1.7-1.9 ms on Zen 4). */
 static void cpu_ndhwc_transposed_choice(void)
 {
     const target *cpu = &targets[T_CPU], *avx2 = &targets[T_CPU_AVX2];
@@ -762,7 +778,8 @@ static void cpu_ndhwc_transposed_choice(void)
     CU_ASSERT_FATAL(plan_kernel_in(cpu, pointwise, nd, name, sizeof name));
     CU_ASSERT(strstr(name, "_transposed_ndhwc__") == NULL);
     CU_ASSERT_FATAL(plan_kernel_in(cpu, one_out, nd, name, sizeof name));
-    CU_ASSERT(strstr(name, "_transposed_ndhwc__") != NULL);
+    CU_ASSERT(strstr(name, strstr(name, "__avx512") ? "_grouplanes_ndhwc__"
+                                                    : "_transposed_ndhwc__") != NULL);
     CU_ASSERT_FATAL(plan_kernel_in(generic, four, nd, name, sizeof name));
     CU_ASSERT(strstr(name, "_transposed_ndhwc__") == NULL);
     if (!skip_target(avx2)) {
@@ -1049,6 +1066,50 @@ static void cpu_ndhwc_poslanes_forced(void)
         test_skip("no position-lane kernel is built for this CPU");
 }
 
+/* The grouped-lanes tile whose input spans take two vectors (AVX-512's
+ * two-vector permute), forced, against the reference with and without
+ * bias: 16 groups of 2 -> 1 channels (a full span of 32), 4 groups of 8 -> 3
+ * (vectors that start inside a group), C_out not a whole number of
+ * vectors (a masked last vector whose span ends in its low half), W
+ * borders, W stride 3 and dilation, and one output a W phase; the AVX2
+ * and portable builds refuse it (spans of one vector only). */
+static void cpu_ndhwc_grouplanes_two_vector_spans(void)
+{
+    static const char *const cases[] = {
+        "mb2 ic32 oc16 g16 in3x3x21 k1x1x1 s2x2x2 p0x0x0 op1x1x1",
+        "mb1 ic32 oc16 g16 in3x4x19 k2x3x3 s1x2x1 p0x1x1 op0x1x0",
+        "mb1 ic32 oc12 g4 in2x5x13 k1x5x3 s1x2x1 p0x1x0 op0x1x0",
+        "mb1 ic40 oc20 g10 in2x3x17 k2x2x4 s2x1x3 p1x0x2 op1x0x2 l1x1x2",
+        "mb1 ic64 oc32 g16 in2x2x9 k3x3x3 s2x2x2 p1x1x1 op1x1x1",
+        "mb1 ic28 oc16 g4 in2x3x1 k2x2x3 s1x1x2 p0x0x1 op0x0x0",
+    };
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    const char *avx512 = "cpu/f32_phase_grouplanes_ndhwc__avx512";
+    for (int i = 0; i < COUNT(cases); i++) {
+        convt3d_problem p = parse_problem(cases[i]);
+        p.layout = CONVT3D_LAYOUT_NDHWC;
+        CU_ASSERT(convt3d_implementation_applies("cpu/f32_phase_grouplanes_ndhwc__generic", &p,
+                                                 cpu, NULL) != CONVT3D_SUCCESS);
+    }
+    if (cpu_lacks_isa(avx512)) {
+        test_skip("no AVX-512 grouped-lanes kernel runs on this CPU");
+        return;
+    }
+    for (int i = 0; i < COUNT(cases); i++) {
+        convt3d_problem p = parse_problem(cases[i]);
+        p.layout = CONVT3D_LAYOUT_NDHWC;
+        if (convt3d_implementation_applies(avx512, &p, cpu, NULL) != CONVT3D_SUCCESS) {
+            printf("\n  %s does not apply to %s: %s", avx512, cases[i], convt3d_last_error());
+            CU_FAIL("a two-vector span case it should take");
+            continue;
+        }
+        for (int b = 0; b < 2; b++) {
+            p.has_bias = b;
+            check_forced_cpu(avx512, &p, 701 + (uint64_t)(2 * i + b));
+        }
+    }
+}
+
 /* ---- cache sizes and the blocking derived from them ---------------------- */
 
 static void write_text(const char *dir, const char *name, const char *text)
@@ -1299,6 +1360,8 @@ void register_backend_tests(void)
         {"cpu: the NDHWC kernel chosen for grouped and depthwise problems", cpu_ndhwc_choice},
         {"cpu: the W-lane tile on transposed NDHWC rows chosen", cpu_ndhwc_transposed_choice},
         {"cpu: the position-lane NDHWC tile forced, vs reference", cpu_ndhwc_poslanes_forced},
+        {"cpu: the grouped-lanes tile with two-vector spans forced, vs reference",
+         cpu_ndhwc_grouplanes_two_vector_spans},
         {"cpu: every implementation forced where it applies, refused elsewhere",
          cpu_every_implementation_forced},
         {"cpu: the tiling policy on the bench shapes", cpu_tiling_policy},

@@ -111,6 +111,7 @@ typedef struct cpu_isa {
      * (C_out/G below group_lanes, cpu/registry.c has its rule). */
     cpu_kernel ndhwc_dw, ndhwc_gl;
     int64_t group_lanes;       /* lanes of one vector of those kernels */
+    int gl_span_vectors;       /* vectors a grouped-lanes span may take (1 or 2) */
     /* The tiles with the input channels in their lanes (cpu/iclanes.h,
      * C_out/G <= CPU_ICL_MAXO; NCDHW through transposed input rows), and
      * how many input channels their reduction runs side by side (the
@@ -187,6 +188,7 @@ struct cpu_plan {
      * the floats between channels of its output chunk buffer. */
     int64_t tr_slots, tr_left, tr_row, tr_out_row;
     size_t scratch_bytes;      /* per-thread scratch of the row kernel */
+    int gl_spans;              /* grouped-lanes tile: vectors of each input span */
     /* NCDHW pointwise blocks (cpu/pointwise.h): for each input position
      * ih * in_w + iw of a plane, its output's offset oh * out_w + ow in the
      * output plane, or -1 where padding crops it; NULL: rows instead.

@@ -9,6 +9,9 @@
  *   ROWS_MAXV, ROWS_MAXP            the largest tile of either kind
  *   DW_MAXV, DW_POS_MAX, DW_TILES(X), GL_MAXV, GL_POS_MAX, GL_TILES(X)
  *                                    each kind's tiles (as NDHWC_* above)
+ *   optionally v_permute2(lo, idx, hi) (lane l of the result is lane
+ *   idx[l] of the 2 VL lanes lo, hi) and GL2_MAXV, GL2_POS_MAX,
+ *   GL2_TILES(X): grouped-lanes tiles whose span takes two vectors
  *
  * Two tiles, P positions along j x V vectors of output channels:
  *  - depthwise (C_in/G = C_out/G = 1): channel co reads only x channel co,
@@ -17,7 +20,10 @@
  *    VL input channels, cpu/registry.c): at each position and tap the
  *    vector's input span (those groups' channels) loads once, and each input
  *    channel ic reaches the lanes by one permute (lane co takes channel
- *    (co / cog) * cig + ic of the span).
+ *    (co / cog) * cig + ic of the span).  Where the ISA has a permute of
+ *    two vectors, a span may take two (up to 2 VL input channels: e.g. 16
+ *    groups of 2 -> 1 channels under AVX-512), kept in twice the registers
+ *    by tiles of half the positions.
  * Each output element is summed by one tile in a fixed order (input rows,
  * then W taps, then input channels), so results do not depend on the thread
  * count.  Positions outside the input row read a zero row chosen once per
@@ -45,7 +51,7 @@ typedef struct ndhwc_rows_args {
      * channels, its lanes' offsets in the span, and the span's lanes */
     int64_t span0[ROWS_MAXV];
     vi lane_ic[ROWS_MAXV];
-    vmask span[ROWS_MAXV];
+    vmask span[ROWS_MAXV], span_hi[ROWS_MAXV]; /* span_hi: the lanes past VL */
 } ndhwc_rows_args;
 
 typedef void (*ndhwc_rows_fn)(const ndhwc_rows_args *a);
@@ -110,7 +116,15 @@ CPU_INLINE void ndhwc_dw_body(const ndhwc_rows_args *a, const int P, const int V
 
 /* ---- grouped lanes ------------------------------------------------------ */
 
-CPU_INLINE void ndhwc_gl_body(const ndhwc_rows_args *a, const int P, const int V)
+/* The span's lanes idx of one vector (S 1) or two (S 2; only built where
+ * the ISA has v_permute2). */
+#ifdef GL2_TILES
+#define GL_PERMUTE(S, LO, IDX, HI) ((S) == 2 ? v_permute2(LO, IDX, HI) : v_permute(LO, IDX))
+#else
+#define GL_PERMUTE(S, LO, IDX, HI) ((void)(HI), v_permute(LO, IDX))
+#endif
+
+CPU_INLINE void ndhwc_gl_body(const ndhwc_rows_args *a, const int P, const int V, const int S)
 {
     vf acc[ROWS_MAXP][ROWS_MAXV];
     ROWS_INIT_ACC(a);
@@ -121,10 +135,13 @@ CPU_INLINE void ndhwc_gl_body(const ndhwc_rows_args *a, const int P, const int V
         const float *wr = a->w + a->rt[r].w_tap * a->tap_stride;
         for (int64_t t = 0; t < a->nkw; t++) {
             ROWS_POSITIONS(a, xr, t);
-            vf xs[ROWS_MAXP][ROWS_MAXV];
+            vf xs[ROWS_MAXP][ROWS_MAXV], xh[ROWS_MAXP][ROWS_MAXV];
             CPU_UNROLL for (int p = 0; p < P; p++)
-                CPU_UNROLL for (int v = 0; v < V; v++)
+                CPU_UNROLL for (int v = 0; v < V; v++) {
                     xs[p][v] = v_loadu_mask(xp[p] + a->span0[v], a->span[v]);
+                    if (S == 2)
+                        xh[p][v] = v_loadu_mask(xp[p] + a->span0[v] + VL, a->span_hi[v]);
+                }
             const float *wp = wr + a->kw[t].k * a->tap_stride;
             vi idx[ROWS_MAXV];
             CPU_UNROLL for (int v = 0; v < V; v++)
@@ -133,7 +150,8 @@ CPU_INLINE void ndhwc_gl_body(const ndhwc_rows_args *a, const int P, const int V
                 CPU_UNROLL for (int v = 0; v < V; v++) {
                     const vf wv = v_loadu(wp + v * VL);
                     CPU_UNROLL for (int p = 0; p < P; p++)
-                        acc[p][v] = v_fma(v_permute(xs[p][v], idx[v]), wv, acc[p][v]);
+                        acc[p][v] = v_fma(GL_PERMUTE(S, xs[p][v], idx[v], xh[p][v]), wv,
+                                          acc[p][v]);
                     idx[v] = v_iadd(idx[v], one);
                 }
                 wp += cout_pad;
@@ -150,10 +168,21 @@ DW_TILES(DEF_DW_TILE)
 static const ndhwc_rows_fn ndhwc_dw_tiles[ROWS_MAXV][ROWS_MAXP] = {DW_TILES(REF_DW_TILE)};
 
 #define DEF_GL_TILE(P, V)                                                                      \
-    static void ndhwc_gl_##P##x##V(const ndhwc_rows_args *a) { ndhwc_gl_body(a, P, V); }
+    static void ndhwc_gl_##P##x##V(const ndhwc_rows_args *a) { ndhwc_gl_body(a, P, V, 1); }
 #define REF_GL_TILE(P, V) [V - 1][P - 1] = ndhwc_gl_##P##x##V,
 GL_TILES(DEF_GL_TILE)
 static const ndhwc_rows_fn ndhwc_gl_tiles[ROWS_MAXV][ROWS_MAXP] = {GL_TILES(REF_GL_TILE)};
+
+#ifdef GL2_TILES
+#define DEF_GL2_TILE(P, V)                                                                     \
+    static void ndhwc_gl2_##P##x##V(const ndhwc_rows_args *a) { ndhwc_gl_body(a, P, V, 2); }
+#define REF_GL2_TILE(P, V) [V - 1][P - 1] = ndhwc_gl2_##P##x##V,
+GL2_TILES(DEF_GL2_TILE)
+static const ndhwc_rows_fn ndhwc_gl2_tiles[ROWS_MAXV][ROWS_MAXP] = {GL2_TILES(REF_GL2_TILE)};
+#define GL_SPAN_VECTORS 2
+#else
+#define GL_SPAN_VECTORS 1
+#endif
 
 /* ---- the row ------------------------------------------------------------ */
 
@@ -168,8 +197,10 @@ static void ndhwc_rows_vectors(const cpu_plan *pl, int64_t c0, int nvec, ndhwc_r
         const int lanes = (int)cpu_min64(VL, s->cout - first);
         a->keep[v] = v_mask_range(0, lanes);
         const int64_t g0 = first / s->cog, g1 = (first + lanes - 1) / s->cog;
+        const int64_t len = (g1 - g0 + 1) * s->cig; /* <= GL_SPAN_VECTORS * VL (registry) */
         a->span0[v] = g0 * s->cig;
-        a->span[v] = v_mask_range(0, (int)cpu_min64(VL, (g1 - g0 + 1) * s->cig));
+        a->span[v] = v_mask_range(0, (int)cpu_min64(VL, len));
+        a->span_hi[v] = v_mask_range(0, (int)cpu_max64(0, cpu_min64(VL, len - VL)));
         int off[VL];
         for (int l = 0; l < VL; l++)
             off[l] = l < lanes ? (int)(((first + l) / s->cog - g0) * s->cig) : 0;
@@ -223,6 +254,12 @@ static void row_ndhwc_dw(const cpu_plan *pl, const cpu_row_job *job)
 
 static void row_ndhwc_gl(const cpu_plan *pl, const cpu_row_job *job)
 {
+#ifdef GL2_TILES
+    if (pl->gl_spans == 2) {
+        ndhwc_rows_run(pl, job, ndhwc_gl2_tiles);
+        return;
+    }
+#endif
     ndhwc_rows_run(pl, job, ndhwc_gl_tiles);
 }
 
@@ -241,9 +278,18 @@ static void plan_ndhwc_dw(cpu_plan *pl)
     plan_ndhwc_rows(pl, DW_MAXV, pos_max);
 }
 
+/* A span of two vectors (where built) halves the positions of a tile. */
 static void plan_ndhwc_gl(cpu_plan *pl)
 {
     static const int pos_max[GL_MAXV] = GL_POS_MAX;
+    pl->gl_spans = cpu_ndhwc_gl_span(&pl->s, VL) > VL ? 2 : 1;
+#ifdef GL2_TILES
+    static const int pos_max2[GL2_MAXV] = GL2_POS_MAX;
+    if (pl->gl_spans == 2) {
+        plan_ndhwc_rows(pl, GL2_MAXV, pos_max2);
+        return;
+    }
+#endif
     plan_ndhwc_rows(pl, GL_MAXV, pos_max);
 }
 

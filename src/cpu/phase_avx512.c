@@ -109,6 +109,12 @@ static inline vi v_iload(const int *p) { return _mm512_loadu_si512(p); }
 static inline vi v_iadd(vi a, vi b) { return _mm512_add_epi32(a, b); }
 static inline vi v_iset1(int i) { return _mm512_set1_epi32(i); }
 static inline vf v_permute(vf x, vi idx) { return _mm512_permutexvar_ps(idx, x); }
+static inline vf v_permute2(vf lo, vi idx, vf hi) { return _mm512_permutex2var_ps(lo, idx, hi); }
+/* Grouped-lanes tiles whose span takes two vectors (one vpermt2ps an FMA):
+ * the spans are twice the registers, so at most 8 accumulators. */
+#define GL2_MAXV 2
+#define GL2_POS_MAX {8, 4}
+#define GL2_TILES(X) UPTO8(X, 1) UPTO4(X, 2)
 
 /* Position-lane tiles (cpu/poslanes.h): Q accumulators and Q spans, a
  * weight vector and a permuted span in flight. */

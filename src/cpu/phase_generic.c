@@ -254,6 +254,7 @@ const cpu_isa convt3d_cpu_isa_generic = {
                  .plan = cpu_plan_ndhwc_rows_generic,
                  .all_groups = 1},
     .group_lanes = CPU_GENERIC_GROUP_LANES,
+    .gl_span_vectors = 1,
     .ndhwc_icl = {.row = row_ndhwc_icl, .plan = plan_ndhwc_icl},
     .ncdhw_icl = {.row = row_ncdhw_icl, .plan = plan_ndhwc_icl},
     .ic_lanes = GEN_ICL,

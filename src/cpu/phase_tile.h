@@ -933,6 +933,7 @@ const cpu_isa CPU_ISA_SYMBOL = {
     .ndhwc_dw = {.row = row_ndhwc_dw, .plan = plan_ndhwc_dw, .all_groups = 1},
     .ndhwc_gl = {.row = row_ndhwc_gl, .plan = plan_ndhwc_gl, .all_groups = 1},
     .group_lanes = VL,
+    .gl_span_vectors = GL_SPAN_VECTORS,
     .ndhwc_icl = {.row = row_ndhwc_icl, .plan = plan_ndhwc_icl},
     .ncdhw_icl = {.row = row_ncdhw_icl, .plan = plan_ncdhw_icl},
     .ic_lanes = VL,

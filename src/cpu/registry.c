@@ -239,7 +239,7 @@ static int ndhwc_dw_applicable(const cpu_impl *im, const convt3d_shape *s, char 
 
 /* Lanes across groups pay where a group alone would leave lanes idle
  * (C_out/G below the vector), and the tile holds a vector's input span in
- * one register. */
+ * one register, or two where the ISA permutes across two (AVX-512). */
 static int ndhwc_gl_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
                                size_t why_size)
 {
@@ -249,12 +249,12 @@ static int ndhwc_gl_applicable(const cpu_impl *im, const convt3d_shape *s, char 
                  (long long)s->cog, (long long)lanes);
         return 0;
     }
-    const int64_t span = cpu_ndhwc_gl_span(s, lanes);
-    if (span > lanes) {
+    const int64_t span = cpu_ndhwc_gl_span(s, lanes), most = lanes * im->isa->gl_span_vectors;
+    if (span > most) {
         snprintf(why, why_size,
                  "a vector of %lld output channels reads %lld input channels (at most %lld; "
                  "C_in/G=%lld, C_out/G=%lld)",
-                 (long long)lanes, (long long)span, (long long)lanes, (long long)s->cig,
+                 (long long)lanes, (long long)span, (long long)most, (long long)s->cig,
                  (long long)s->cog);
         return 0;
     }
@@ -266,15 +266,33 @@ static int ndhwc_gl_applicable(const cpu_impl *im, const convt3d_shape *s, char 
  * only adds a permute to each multiply-add where the gather tile loads a
  * broadcast.  Round 25 (Zen 4, seeds 1, 2, 4, 5 of --random): the gather
  * tile faster on 27 of the 35 such problems, geometric mean 1.19x. */
+/* A span of two vectors costs a two-vector permute (vpermt2ps) an FMA,
+ * which pays only where the tile of one group would leave most lanes idle.
+ * Measured (Zen 4, 2 threads, seed 3 of --random, round 33): 16 groups of
+ * 2 -> 1 channels (k1 s2) 2.5-3.0 ms against the gather tile's 7.8, 4 of
+ * 8 -> 3 1.38 -> 0.63 ms, but 16 of 8 -> 7 16.4 -> 17.7: taken up to a
+ * quarter of a vector of output channels a group. */
+static int ndhwc_gl_span_pays(const cpu_impl *im, const convt3d_shape *s, char *why,
+                              size_t why_size)
+{
+    const int64_t lanes = im->isa->group_lanes;
+    if (cpu_ndhwc_gl_span(s, lanes) > lanes && 4 * s->cog > lanes) {
+        snprintf(why, why_size,
+                 "its input spans take two vectors, which pay up to C_out/G=%lld (C_out/G=%lld)",
+                 (long long)(lanes / 4), (long long)s->cog);
+        return 0;
+    }
+    return 1;
+}
+
 static int ndhwc_gl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
                                 size_t why_size)
 {
-    (void)im;
     if (s->groups == 1) {
         snprintf(why, why_size, "one group: no other groups to lay across the lanes");
         return 1;
     }
-    return 0;
+    return !ndhwc_gl_span_pays(im, s, why, why_size);
 }
 
 static int ncdhw_oc_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
@@ -441,8 +459,19 @@ static int ndhwc_tr_passed_over(const cpu_impl *im, const convt3d_shape *s, char
      * the grouped-lanes tile 1.66-9.6x faster on all 12 such problems with
      * 2 or more output channels a group (seed 3's 8 groups of 1 -> 2, k5
      * stride 1: 3.3 -> 0.34 ms). */
-    if (s->groups > 1 && s->cig == 1 && ndhwc_gl_applicable(im, s, why, why_size)) {
-        snprintf(why, why_size, "one input channel a group: the grouped lanes fill theirs");
+    /* Likewise four or more groups of at most a quarter vector of output
+     * channels, unless each transposed element feeds 128 or more
+     * multiply-adds (round 33, Zen 4, 2 threads, each tile forced on seeds
+     * 1-9 of --random and the tests' shapes: the grouped lanes faster on
+     * 15 of 16 such problems below 128, 1.04-18x, C_in/G 2-8, spans of one
+     * vector and of two, the other 0.94x; at 128 a tie, at 210 (4 groups of
+     * 4, k3x5x7 s2) the W lanes 1.45x faster). */
+    const int few_out = s->groups >= 4 && 4 * s->cog <= im->isa->group_lanes &&
+                        cpu_transposed_macs(s) < 128.0;
+    if (s->groups > 1 && (s->cig == 1 || few_out) && ndhwc_gl_applicable(im, s, why, why_size) &&
+        ndhwc_gl_span_pays(im, s, why, why_size)) {
+        snprintf(why, why_size, "%s a group: the grouped lanes fill theirs",
+                 s->cig == 1 ? "one input channel" : "four or more groups of few output channels");
         return 1;
     }
     cpu_tr_rows r;
@@ -496,7 +525,8 @@ static int ndhwc_pl_passed_over(const cpu_impl *im, const convt3d_shape *s, char
     const int forced = env_forced("CONVT3D_CPU_PLN", why, why_size);
     if (forced >= 0)
         return !forced;
-    if (s->groups > 1 && ndhwc_gl_applicable(im, s, why, why_size)) {
+    if (s->groups > 1 && ndhwc_gl_applicable(im, s, why, why_size) &&
+        ndhwc_gl_span_pays(im, s, why, why_size)) {
         snprintf(why, why_size, "%lld groups: the grouped lanes fill theirs across groups",
                  (long long)s->groups);
         return 1;

@@ -177,6 +177,12 @@ cpu_tiling cpu_tiling_ndhwc_icl(const convt3d_shape *s, const int *pos_max)
     return t;
 }
 
+double cpu_transposed_macs(const convt3d_shape *s)
+{
+    const int64_t copies = (s->k[0] + s->s[0] - 1) / s->s[0];
+    return (double)s->cog * (double)s->k_volume / (double)copies;
+}
+
 /* The NCDHW input-channel-lane tile transposes each input row it reads once
  * per work item (an item is one output plane od, its rows share the copies),
  * so an input element is copied about ceil(kD / sD) times and feeds
@@ -198,8 +204,7 @@ int cpu_icl_ncdhw_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim,
                  (long long)acc, (long long)s->cog);
         return 0;
     }
-    const int64_t copies = (s->k[0] + s->s[0] - 1) / s->s[0];
-    const double macs = (double)s->cog * (double)s->k_volume / (double)copies;
+    const double macs = cpu_transposed_macs(s);
     if (macs < 8.0) {
         snprintf(why, why_size,
                  "a transposed input element feeds %.1f multiply-adds (at least 8 pay)", macs);
