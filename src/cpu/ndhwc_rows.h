@@ -121,7 +121,7 @@ CPU_INLINE void ndhwc_dw_body(const ndhwc_rows_args *a, const int P, const int V
 #ifdef GL2_TILES
 #define GL_PERMUTE(S, LO, IDX, HI) ((S) == 2 ? v_permute2(LO, IDX, HI) : v_permute(LO, IDX))
 #else
-#define GL_PERMUTE(S, LO, IDX, HI) ((void)(HI), v_permute(LO, IDX))
+#define GL_PERMUTE(S, LO, IDX, HI) ((void)sizeof(HI), v_permute(LO, IDX))
 #endif
 
 CPU_INLINE void ndhwc_gl_body(const ndhwc_rows_args *a, const int P, const int V, const int S)
