@@ -261,11 +261,6 @@ static int ndhwc_gl_applicable(const cpu_impl *im, const convt3d_shape *s, char 
     return 1;
 }
 
-/* With one group there are no other groups to lay across the lanes: the
- * grouped-lanes tile then fills the lanes the gather tile does (C_out) and
- * only adds a permute to each multiply-add where the gather tile loads a
- * broadcast.  Round 25 (Zen 4, seeds 1, 2, 4, 5 of --random): the gather
- * tile faster on 27 of the 35 such problems, geometric mean 1.19x. */
 /* A span of two vectors costs a two-vector permute (vpermt2ps) an FMA,
  * which pays only where the tile of one group would leave most lanes idle.
  * Measured (Zen 4, 2 threads, seed 3 of --random, round 33): 16 groups of
@@ -285,6 +280,11 @@ static int ndhwc_gl_span_pays(const cpu_impl *im, const convt3d_shape *s, char *
     return 1;
 }
 
+/* With one group there are no other groups to lay across the lanes: the
+ * grouped-lanes tile then fills the lanes the gather tile does (C_out) and
+ * only adds a permute to each multiply-add where the gather tile loads a
+ * broadcast.  Round 25 (Zen 4, seeds 1, 2, 4, 5 of --random): the gather
+ * tile faster on 27 of the 35 such problems, geometric mean 1.19x. */
 static int ndhwc_gl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
                                 size_t why_size)
 {

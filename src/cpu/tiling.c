@@ -321,8 +321,7 @@ int cpu_ndhwc_tr_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, 
                  100 * w_use, 100 * oc_use);
         return 0;
     }
-    const double copies = (double)((s->k[0] + s->s[0] - 1) / s->s[0]);
-    const double in_macs = (double)s->cog * (double)s->k_volume / copies;
+    const double in_macs = cpu_transposed_macs(s);
     const double strides = (double)s->s[0] * (double)s->s[1] * (double)s->s[2];
     const double out_macs = (double)s->cig * (double)s->k_volume / strides;
     /* One output channel from several input channels a group: the channel

@@ -124,13 +124,13 @@ typedef struct cpu_tr_rows {
 } cpu_tr_rows;
 CONVT3D_INTERNAL int cpu_ndhwc_tr_rows(const convt3d_shape *s, int64_t chunk, cpu_tr_rows *r);
 
-/* The transposed NDHWC kernel's cost rule (a documented predicate over
- * lanes, channels a group and taps; tiling.c says why): 1 when it is
- * expected to beat the NDHWC tiles, else 0 with the reason in why. */
 /* Multiply-adds each input element feeds between its copies into a
  * per-item transposed row: C_out/G * k_volume / ceil(kD / sD) (a row is
  * copied once per output plane that reads it). */
 CONVT3D_INTERNAL double cpu_transposed_macs(const convt3d_shape *s);
+/* The transposed NDHWC kernel's cost rule (a documented predicate over
+ * lanes, channels a group and taps; tiling.c says why): 1 when it is
+ * expected to beat the NDHWC tiles, else 0 with the reason in why. */
 CONVT3D_INTERNAL int cpu_ndhwc_tr_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim,
                                              char *why, size_t why_size);
 
