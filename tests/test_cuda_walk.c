@@ -256,8 +256,8 @@ static int choice_is(const convt3d_problem *p, const char *what, const char *wan
 }
 
 /* The few-input kernel's rule (simple/plan.cu, fewin_entry_passed_over):
- * NCDHW, C_in/G <= 8, C_in/G x k_volume <= the stride product, not
- * depthwise; and, in either layout, C_in/G <= 2 where the implicit-GEMM
+ * C_in/G <= 8, C_in/G x k_volume <= the stride product, not depthwise, in
+ * NCDHW or (C_out/G 2-8) in NDHWC; and, in either layout, C_in/G <= 2 where the implicit-GEMM
  * engine would take the problem (fewin_preferred_over_engine; in the grid
  * below that is W stride 3, where no phase kernel is built) -- the random
  * problems it was measured on (rounds 20 and 21), and a grid of channels,
@@ -314,7 +314,8 @@ static void test_fewin_rule(void)
                             continue;
                         ran++;
                         const int want =
-                            (!l && cigs[a] <= 8 && cigs[a] * k * k * k <= st * st * st) ||
+                            (cigs[a] <= 8 && cigs[a] * k * k * k <= st * st * st &&
+                             (!l || cogs[b] <= 8)) ||
                             (cigs[a] <= 2 && st == 3);
                         taken += want;
                         convt3d_shape sh;
@@ -332,6 +333,62 @@ static void test_fewin_rule(void)
                     }
     printf("\n  grid: %d problems, %d for the few-input kernel, %d failed ", ran, taken, bad);
     CU_ASSERT(ran > 200 && taken > 50);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* Round 34's two rules, on random problems of that measurement (H100,
+ * `--random 400 --all-kernels`, f32): the four-output kernel for NDHWC with
+ * C_out/G 2-8 and <= 1 product an output (simple/plan.cu,
+ * fewin_entry_passed_over), and the few-output kernel for small problems
+ * (<= 10,000 positions, C_in/G >= 5, more than one product an output; f32
+ * data only: fewout/plan.cu, fewout_preferred). */
+static void test_round34_rules(void)
+{
+    if (no_cuda())
+        return;
+    static const struct {
+        const char *desc;
+        convt3d_dtype type;
+        const char *want; /* a name, or a prefix ending in '*'; NULL: not FEWIN */
+    } cases[] = {
+        {"g32mb4_ic32id22ih24iw22_oc64od45oh47ow43_kd5kh1kw1_sd2sh2sw2_pd1ph0pw0_dd0dh0dw0_bias0_"
+         "layoutndhwc",
+         CONVT3D_F32, FEWIN}, /* seed 2 random_251: 0.497 ms on the phase kernel, 0.112 here */
+        {"g1mb3_ic3id16ih31iw23_oc3od46oh91ow67_kd1kh1kw1_sd3sh3sw3_pd0ph0pw0_dd0dh0dw0_bias0_"
+         "layoutndhwc",
+         CONVT3D_F32, FEWIN}, /* seed 2 random_382: 0.063 ms generic, 0.020 here */
+        {"g1mb3_ic3id16ih31iw23_oc24od46oh91ow67_kd1kh1kw1_sd3sh3sw3_pd0ph0pw0_dd0dh0dw0_bias0_"
+         "layoutndhwc",
+         CONVT3D_F32, NULL}, /* 24 output channels: not this rule */
+        {"g1mb15_ic13id4ih4iw4_oc1od10oh6ow6_kd4kh4kw4_sd2sh2sw2_pd0ph2pw2_dd0dh0dw0_bias1_"
+         "layoutncdhw",
+         CONVT3D_F32, FEWOUT}, /* seed 2 random_193: 0.036 ms phase, 0.011 here */
+        {"g2mb4_ic162id6ih6iw6_oc8od11oh11ow11_kd1kh1kw1_sd2sh2sw2_pd0ph0pw0_dd0dh0dw0_bias1_"
+         "layoutndhwc",
+         CONVT3D_F32, FEWOUT}, /* seed 1 random_346: 0.046 ms phase, 0.010 here */
+        {"g1mb15_ic13id4ih4iw4_oc1od10oh6ow6_kd4kh4kw4_sd2sh2sw2_pd0ph2pw2_dd0dh0dw0_bias1_"
+         "layoutncdhw",
+         CONVT3D_F16, "cuda/f16_phase_*"}, /* half data: not measured, unchanged */
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bench_desc d;
+        desc_error err;
+        convt3d_problem p;
+        char reason[256];
+        CU_ASSERT_FATAL(desc_parse(cases[i].desc, &d, &err) == 0);
+        CU_ASSERT_FATAL(desc_to_problem(&d, &p, reason, sizeof reason) == DESC_EXPRESSIBLE);
+        p.x_type = p.w_type = p.bias_type = p.y_type = cases[i].type;
+        if (cases[i].want) {
+            bad += !choice_is(&p, "round 34", cases[i].want);
+            continue;
+        }
+        convt3d_shape s;
+        CU_ASSERT_FATAL(convt3d_shape_from_problem(&p, &s) == CONVT3D_SUCCESS);
+        const char *name = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
+        CU_ASSERT_PTR_NOT_NULL(name);
+        bad += name && strcmp(name, FEWIN) == 0;
+    }
     CU_ASSERT_EQUAL(bad, 0);
 }
 
@@ -890,6 +947,9 @@ void register_cuda_walk_tests(void)
         {"depthwise: NDHWC to the channels-last kernel, NCDHW to the tile kernel (the "
          "four-output kernel with fewer taps than phases)",
          test_depthwise_layouts},
+        {"round 34: the four-output kernel for NDHWC with 2-8 output channels a group, the "
+         "few-output kernel for small problems",
+         test_round34_rules},
         {"few input channels, <= 1 product an output, NCDHW (or 1-2 where the engine would "
          "take them): the few-input kernel",
          test_fewin_rule},

@@ -39,7 +39,8 @@
  *   1b. the few-output-channel kernel (fewout/) for C_out/G <= 8, any C_in/G
  *      (fewout/plan.cu, fewout_preferred: C_in/G >= 16 with C_in/G x taps
  *      >= 256; with C_out/G <= 4 also what the FMA implicit-GEMM engine
- *      would take, and one group on at most 250,000 positions): positions
+ *      would take, and one group on at most 250,000 positions; f32 data
+ *      with C_in/G >= 5 on at most 10,000 positions): positions
  *      in the threads, the K sum split over a block's threads (and a
  *      cluster's blocks on small grids) and added in a fixed order;
  *   2. the implicit-GEMM kernel (igemm/) for NCDHW problems with

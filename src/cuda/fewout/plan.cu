@@ -338,6 +338,19 @@ bool fewout_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
  * those; depthwise problems have their own kernels before). */
 constexpr long long kFewOutPhasePositions = 250000;
 constexpr long long kFewOutLongK = 256;
+/* Small problems: at most this many output positions (N x output volume),
+ * C_in/G >= kFewOutSmallCig and more than one product an output on average
+ * (C_in/G x k_volume > the stride product; below that the few-input kernel
+ * writes y faster).  The FMA kernels after this one give each output's
+ * whole sum to one thread, so a small problem fills few multiprocessors;
+ * this kernel splits the sum over a block's threads and a cluster's
+ * blocks.  H100, bench/NOTES.md round 34, every kernel forced on the 800
+ * problems of `--random 400`, seeds 1 and 2: of the 10 such problems the
+ * walk gave to another kernel, 9 ran faster here, 1.7-4.4x, and one tied
+ * (0.97x; geomean 2.1x); with C_in/G of 3-4 one of 4 was slower (0.65x).  f32 data only:
+ * the half builds were not measured there. */
+constexpr long long kFewOutSmallPositions = 10000;
+constexpr long long kFewOutSmallCig = 5;
 
 /* The most taps a stride phase has (each dim's most, multiplied). */
 static long long most_taps_a_phase(const convt3d_shape *s)
@@ -358,6 +371,10 @@ bool fewout_preferred(const convt3d_shape *s, const device_limits &lim, const cu
 {
     if (s->cig >= 16 && s->cig * most_taps_a_phase(s) >= kFewOutLongK)
         return true;
+    const long long svol = s->s[0] * s->s[1] * s->s[2];
+    if (s->x_type == CONVT3D_F32 && s->cig >= kFewOutSmallCig && s->cig * s->k_volume > svol &&
+        s->n * s->out_spatial <= kFewOutSmallPositions)
+        return true;
     if (s->cog > 4 || fewin_preferred_over_engine(s, lim, ov))
         return false;
     char why[160];
@@ -376,8 +393,9 @@ bool fewout_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
         return false;
     snprintf(why, why_size, "automatically for C_in/G >= 16 with C_in/G x taps >= %lld, or "
              "with C_out/G <= 4 where the implicit-GEMM engine would take the problem or for "
-             "one group with C_in/G >= 16 on <= %lld positions only", kFewOutLongK,
-             kFewOutPhasePositions);
+             "one group with C_in/G >= 16 on <= %lld positions, or C_in/G >= %lld with more "
+             "than one product an output on <= %lld positions only", kFewOutLongK,
+             kFewOutPhasePositions, kFewOutSmallCig, kFewOutSmallPositions);
     return true;
 }
 

@@ -237,8 +237,13 @@ bool fewin_preferred_over_engine(const convt3d_shape *s, const device_limits &li
  * kernel and the implicit-GEMM engine (H200, bench/NOTES.md round 20: 14 of
  * 14 such random problems 1.5-3.0x faster; k2 s2 with 64-128 outputs 4-9%
  * slower).  With more products a thread's serial walk over taps and
- * channels loses (0.03-0.9x); in NDHWC its four channels' weights are not
- * coalesced and it lost to the phase kernel even there. */
+ * channels loses (0.03-0.9x).  In NDHWC its four channels' weights are not
+ * coalesced, and with many output channels a group it lost to the phase
+ * kernel even there; with 2-8 (kFewInLastMaxCog) a position's channels are
+ * one or two 16-byte words, and every such NDHWC problem of 800 random ones
+ * (H100, bench/NOTES.md round 34: `--random 400 --all-kernels`, seeds 1 and
+ * 2) ran faster here than on the kernel the walk gave it, 1.18-4.5x (14
+ * problems, geomean 1.9x). */
 bool fewin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                              const device_limits &lim, const cuda_overrides &ov, char *why,
                              size_t why_size)
@@ -252,14 +257,15 @@ bool fewin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
                                 "weights for it (0.94-1.00x its time, H200, round 20)");
         return true;
     }
-    if (s->layout != CONVT3D_LAYOUT_NCDHW || s->cig > kFewInWalkMaxCig ||
-        s->cig * s->k_volume > svol) {
+    const bool layout_ok = s->layout == CONVT3D_LAYOUT_NCDHW ||
+                           (s->cog >= 2 && s->cog <= kFewInLastMaxCog);
+    if (!layout_ok || s->cig > kFewInWalkMaxCig || s->cig * s->k_volume > svol) {
         snprintf(why, why_size,
-                 "the walk takes it in NCDHW for C_in/G <= %d with C_in/G x k_volume <= the "
-                 "stride product (here %lld x %lld vs %lld), or for C_in/G <= %d where the "
-                 "implicit-GEMM engine would take the problem",
+                 "the walk takes it for C_in/G <= %d with C_in/G x k_volume <= the stride "
+                 "product (here %lld x %lld vs %lld), in NDHWC only for C_out/G 2-%d, or for "
+                 "C_in/G <= %d where the implicit-GEMM engine would take the problem",
                  kFewInWalkMaxCig, (long long)s->cig, (long long)s->k_volume, svol,
-                 kFewInEngineMaxCig);
+                 kFewInLastMaxCog, kFewInEngineMaxCig);
         return true;
     }
     return false;

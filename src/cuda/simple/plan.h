@@ -52,6 +52,9 @@ bool depthwise_entry_plan(const cuda_impl &e, const convt3d_shape *s, const devi
 constexpr int kFewInMaxCig = 16;
 constexpr int kFewInWalkMaxCig = 8;
 constexpr int kFewInEngineMaxCig = 2;
+/* In NDHWC the walk takes the four-output kernel only for C_out/G from 2 to
+ * this (simple/plan.cu, fewin_entry_passed_over). */
+constexpr int kFewInLastMaxCog = 8;
 bool fewin_preferred_over_engine(const convt3d_shape *s, const device_limits &lim,
                                  const cuda_overrides &ov);
 bool fewin_entry_applicable(const cuda_impl &e, const convt3d_shape *s,
