@@ -336,6 +336,20 @@ static void test_fewin_rule(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* The problem a bench descriptor names, with every tensor of type t. */
+static convt3d_problem problem_of_desc(const char *desc, convt3d_dtype t)
+{
+    bench_desc d;
+    desc_error err;
+    convt3d_problem p;
+    char reason[256];
+    memset(&p, 0, sizeof p);
+    CU_ASSERT_FATAL(desc_parse(desc, &d, &err) == 0);
+    CU_ASSERT_FATAL(desc_to_problem(&d, &p, reason, sizeof reason) == DESC_EXPRESSIBLE);
+    p.x_type = p.w_type = p.bias_type = p.y_type = t;
+    return p;
+}
+
 /* Round 34's two rules, on random problems of that measurement (H100,
  * `--random 400 --all-kernels`, f32): the four-output kernel for NDHWC with
  * C_out/G 2-8 and <= 1 product an output (simple/plan.cu,
@@ -372,13 +386,7 @@ static void test_round34_rules(void)
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        bench_desc d;
-        desc_error err;
-        convt3d_problem p;
-        char reason[256];
-        CU_ASSERT_FATAL(desc_parse(cases[i].desc, &d, &err) == 0);
-        CU_ASSERT_FATAL(desc_to_problem(&d, &p, reason, sizeof reason) == DESC_EXPRESSIBLE);
-        p.x_type = p.w_type = p.bias_type = p.y_type = cases[i].type;
+        convt3d_problem p = problem_of_desc(cases[i].desc, cases[i].type);
         if (cases[i].want) {
             bad += !choice_is(&p, "round 34", cases[i].want);
             continue;
@@ -903,13 +911,7 @@ static void test_tcwin_few_inputs(void)
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        bench_desc d;
-        desc_error err;
-        convt3d_problem p;
-        char reason[256];
-        CU_ASSERT_FATAL(desc_parse(cases[i].desc, &d, &err) == 0);
-        CU_ASSERT_FATAL(desc_to_problem(&d, &p, reason, sizeof reason) == DESC_EXPRESSIBLE);
-        p.x_type = p.w_type = p.bias_type = p.y_type = cases[i].type;
+        convt3d_problem p = problem_of_desc(cases[i].desc, cases[i].type);
         convt3d_shape s;
         CU_ASSERT_FATAL(convt3d_shape_from_problem(&p, &s) == CONVT3D_SUCCESS);
         s.math = cases[i].math;
