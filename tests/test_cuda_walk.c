@@ -257,8 +257,8 @@ static int choice_is(const convt3d_problem *p, const char *what, const char *wan
 
 /* The few-input kernel's rule (simple/plan.cu, fewin_entry_passed_over):
  * C_in/G <= 8, C_in/G x k_volume <= the stride product, not depthwise, in
- * NCDHW or (C_out/G 2-8) in NDHWC; and, in either layout, C_in/G <= 2 where the implicit-GEMM
- * engine would take the problem (fewin_preferred_over_engine; in the grid
+ * NCDHW or (C_out/G 2-8) in NDHWC; and, in either layout, C_in/G <= 2
+ * where the implicit-GEMM engine would take the problem (fewin_preferred_over_engine; in the grid
  * below that is W stride 3, where no phase kernel is built) -- the random
  * problems it was measured on (rounds 20 and 21), and a grid of channels,
  * kernels and strides in both layouts. */

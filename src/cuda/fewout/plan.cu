@@ -347,8 +347,8 @@ constexpr long long kFewOutLongK = 256;
  * blocks.  H100, bench/NOTES.md round 34, every kernel forced on the 800
  * problems of `--random 400`, seeds 1 and 2: of the 10 such problems the
  * walk gave to another kernel, 9 ran faster here, 1.7-4.4x, and one tied
- * (0.97x; geomean 2.1x); with C_in/G of 3-4 one of 4 was slower (0.65x).  f32 data only:
- * the half builds were not measured there. */
+ * (0.97x; geomean 2.1x); with C_in/G of 3-4 one of 4 was slower (0.65x).
+ * f32 data only: the half builds were not measured there. */
 constexpr long long kFewOutSmallPositions = 10000;
 constexpr long long kFewOutSmallCig = 5;
 
@@ -371,9 +371,8 @@ bool fewout_preferred(const convt3d_shape *s, const device_limits &lim, const cu
 {
     if (s->cig >= 16 && s->cig * most_taps_a_phase(s) >= kFewOutLongK)
         return true;
-    const long long svol = s->s[0] * s->s[1] * s->s[2];
-    if (s->x_type == CONVT3D_F32 && s->cig >= kFewOutSmallCig && s->cig * s->k_volume > svol &&
-        s->n * s->out_spatial <= kFewOutSmallPositions)
+    if (s->x_type == CONVT3D_F32 && s->cig >= kFewOutSmallCig &&
+        !at_most_one_product_an_output(s) && s->n * s->out_spatial <= kFewOutSmallPositions)
         return true;
     if (s->cog > 4 || fewin_preferred_over_engine(s, lim, ov))
         return false;

@@ -259,7 +259,7 @@ bool fewin_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
     }
     const bool layout_ok = s->layout == CONVT3D_LAYOUT_NCDHW ||
                            (s->cog >= 2 && s->cog <= kFewInLastMaxCog);
-    if (!layout_ok || s->cig > kFewInWalkMaxCig || s->cig * s->k_volume > svol) {
+    if (!layout_ok || s->cig > kFewInWalkMaxCig || !at_most_one_product_an_output(s)) {
         snprintf(why, why_size,
                  "the walk takes it for C_in/G <= %d with C_in/G x k_volume <= the stride "
                  "product (here %lld x %lld vs %lld), in NDHWC only for C_out/G 2-%d, or for "
