@@ -400,6 +400,50 @@ static void test_round34_rules(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* Round 35's rule: f32 phase-kernel problems whose grouped tiling gives at
+ * most one block to every second multiprocessor take tiled mode
+ * (phase/plan.cu, grouped_leaves_sms_idle), on random problems of that
+ * measurement (H100, seeds 1-2 of `--random 400 --all-kernels`, f32); larger
+ * grids and half data keep grouped mode. */
+static void test_round35_rule(void)
+{
+    if (no_cuda())
+        return;
+    static const struct {
+        const char *desc;
+        convt3d_dtype type;
+        const char *want;
+    } cases[] = {
+        {"g1mb2_ic4id8ih8iw8_oc11od18oh21ow11_kd4kh4kw4_sd2sh3sw1_pd0ph2pw0_dd0dh0dw0_bias0_"
+         "layoutndhwc",
+         CONVT3D_F32, "cuda/f32_phase_tiled_1x8x4"}, /* seed 1 random_100: 0.032 -> 0.013 ms */
+        {"g1mb2_ic8id11ih12iw30_oc4od21oh25ow61_kd3kh2kw2_sd2sh2sw2_pd1ph0pw0_dd0dh0dw0_bias0_"
+         "layoutncdhw",
+         CONVT3D_F32, "cuda/f32_phase_tiled_2x4x4"}, /* seed 2 random_327: 0.022 -> 0.013 */
+        {"g1mb1_ic7id11ih11iw11_oc144od21oh33ow22_kd2kh2kw2_sd2sh3sw2_pd1ph0pw0_dd1dh1dw0_bias0_"
+         "layoutncdhw",
+         CONVT3D_F32, "cuda/f32_phase_tiled_2x4x8"}, /* seed 1 random_72: 0.069 -> 0.039 */
+        {"g4mb3_ic32id6ih6iw6_oc40od12oh11ow12_kd4kh2kw5_sd2sh2sw2_pd1ph1pw2_dd0dh0dw0_bias1_"
+         "layoutncdhw",
+         CONVT3D_F32, "cuda/f32_phase_tiled_2x4x4"}, /* seed 2 random_371: 0.021 -> 0.014 */
+        {"g1mb2_ic8id23ih23iw23_oc112od47oh22ow24_kd2kh2kw2_sd2sh1sw1_pd0ph1pw0_dd0dh0dw0_bias0_"
+         "layoutndhwc",
+         CONVT3D_F32, "cuda/f32_phase_grouped_1x8x8"}, /* seed 1 random_230: 288 blocks */
+        {"g16mb4_ic80id24ih5iw13_oc176od70oh10ow16_kd1kh2kw4_sd3sh2sw1_pd0ph0pw0_dd0dh0dw0_bias0_"
+         "layoutncdhw",
+         CONVT3D_F32, "cuda/f32_phase_grouped_1x8x4"}, /* seed 2 random_322: 384 blocks */
+        {"g1mb2_ic8id11ih12iw30_oc4od21oh25ow61_kd3kh2kw2_sd2sh2sw2_pd1ph0pw0_dd0dh0dw0_bias0_"
+         "layoutncdhw",
+         CONVT3D_F16, "cuda/f16_phase_grouped_*"}, /* half data: not measured, unchanged */
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        convt3d_problem p = problem_of_desc(cases[i].desc, cases[i].type);
+        bad += !choice_is(&p, "round 35", cases[i].want);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* Depthwise NDHWC goes to the channels-last depthwise kernel, NCDHW to the
  * depthwise tile kernel (where it applies: W stride <= 2) but for fewer
  * taps than stride phases, which go to the four-output depthwise kernel
@@ -952,6 +996,8 @@ void register_cuda_walk_tests(void)
         {"round 34: the four-output kernel for NDHWC with 2-8 output channels a group, the "
          "few-output kernel for small problems",
          test_round34_rules},
+        {"round 35: tiled phase mode where grouped tiles leave most multiprocessors idle",
+         test_round35_rule},
         {"few input channels, <= 1 product an output, NCDHW (or 1-2 where the engine would "
          "take them): the few-input kernel",
          test_fewin_rule},

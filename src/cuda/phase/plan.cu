@@ -480,6 +480,37 @@ bool few_inputs_strided(const convt3d_shape *s)
     return s->cig <= 4 && s->s[0] >= 2 && s->s[1] >= 2 && s->s[2] >= 2;
 }
 
+/* The first tiling that fits in the search's mode: the most channel
+ * sub-blocks first, under kSmemTarget and then under the device's opt-in
+ * shared memory; with slices, then input-channel slices for few blocks. */
+bool pick_in_mode(const phase_search &c, int toc, bool slices, phase_pick *out)
+{
+    const long long caps[2] = {kSmemTarget, c.lim->smem_optin};
+    for (int ci = 0; ci < 2; ci++)
+        for (int tc = toc; tc >= 1; tc = tc > 1 ? (tc + 1) / 2 : 0)
+            if (search(c, tc, caps[ci], 1, out)) {
+                if (slices)
+                    *out = with_slices(c, *out, caps[ci]);
+                return true;
+            }
+    return false;
+}
+
+/* f32 grouped tiles that give at most one block to every second
+ * multiprocessor: tiled mode instead, whose blocks take one phase pair each
+ * (s_D * s_H times the blocks).  A grouped block walks every phase pair in
+ * turn, so on a small problem most of the GPU waits for a few blocks.
+ * Measured on an H100 (bench/NOTES.md round 35; seeds 1-2 of --random 400,
+ * every kernel forced): of the 31 problems whose grouped plan had at most 66
+ * blocks (132 multiprocessors), tiled mode was faster on 29 (1.03-2.50x),
+ * 0.98x on one and 0.57x on one (81 -> 4 channels a group, kernel 1x1x1):
+ * geomean 1.34x over the 31.  Between 67 and 131 blocks it was a wash (14
+ * problems, 0.80-1.16x, geomean 1.02x), so the rule stops at half. */
+bool grouped_leaves_sms_idle(const phase_pick &grouped, const device_limits &lim)
+{
+    return 2LL * grouped.p.nblocks <= (long long)lim.num_sms;
+}
+
 } // namespace
 
 /* The phase kernel's tiling in mode want_all (-1: either).  Rules, each
@@ -487,6 +518,9 @@ bool few_inputs_strided(const convt3d_shape *s)
  *   - grouped mode (one staging for every phase pair) whenever it fits,
  *     but for <= 4 input channels a group at stride >= 2 in every dim
  *     (few_inputs_strided): tiled there where it fits;
+ *   - f32 grouped tiles of at most one block for every second
+ *     multiprocessor: tiled mode, which has more blocks
+ *     (grouped_leaves_sms_idle);
  *   - toc: as many channel sub-blocks as Cog needs (up to 8), so the staged
  *     input serves the most output channels;
  *   - tx: the whole output row (up to 16 runs of sw*qw outputs);
@@ -526,28 +560,25 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
     const bool is_forced = parse_tile(tile, forced);
     if (is_forced && !(found = take_forced(c, forced, &best)))
         snprintf(note, note_size, "CONVT3D_CUDA_TILE=%s does not fit, ignored", tile);
-    if (!is_forced && want_all < 0 && !c.half && few_inputs_strided(s))
-        c.want_all = 0;
-    /* Relax in order: fewer channel sub-blocks, then the shared-memory
-     * target; then the mode asked for, if the rule above narrowed it. */
-    const long long caps[2] = {kSmemTarget, lim.smem_optin};
-    int cap_used = 0;
-    for (int pass = 0; pass < 2 && !found; pass++) {
-        if (pass == 1) {
-            if (c.want_all == want_all)
-                break;
-            c.want_all = want_all;
+    if (!found) {
+        const bool automatic = !is_forced;
+        if (automatic && want_all < 0 && !c.half && few_inputs_strided(s))
+            c.want_all = 0;
+        found = pick_in_mode(c, toc, automatic, &best);
+        if (!found && c.want_all != want_all) {
+            c.want_all = want_all; /* the rule above narrowed the mode: relax it */
+            found = pick_in_mode(c, toc, automatic, &best);
         }
-        for (int ci = 0; ci < 2 && !found; ci++)
-            for (int tc = toc; tc >= 1 && !found; tc = tc > 1 ? (tc + 1) / 2 : 0) {
-                found = search(c, tc, caps[ci], 1, &best);
-                cap_used = ci;
-            }
+        if (found && automatic && want_all < 0 && !c.half && best.t.all &&
+            grouped_leaves_sms_idle(best, lim)) {
+            phase_pick tiled;
+            c.want_all = 0;
+            if (pick_in_mode(c, toc, true, &tiled) && tiled.p.nblocks > best.p.nblocks)
+                best = tiled;
+        }
     }
     if (!found)
         return false;
-    if (!is_forced)
-        best = with_slices(c, best, caps[cap_used]);
     out->p = best.p;
     out->smem = best.smem;
     out->sw = (int)s->s[2];
