@@ -400,11 +400,13 @@ static void test_round34_rules(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
-/* Round 35's rule: f32 phase-kernel problems whose grouped tiling gives at
- * most one block to every second multiprocessor take tiled mode
- * (phase/plan.cu, grouped_leaves_sms_idle), on random problems of that
- * measurement (H100, seeds 1-2 of `--random 400 --all-kernels`, f32); larger
- * grids and half data keep grouped mode. */
+/* Round 35's rules, on random problems of that measurement (H100, seeds 1-2
+ * of `--random 400 --all-kernels`, f32): phase-kernel problems whose grouped
+ * tiling gives at most one block to every second multiprocessor take tiled
+ * mode (phase/plan.cu, grouped_leaves_sms_idle), and C_out/G > 16 takes 4
+ * output channels a thread where 8 would give at most one block a
+ * multiprocessor (eight_channel_blocks_few); larger grids and half data
+ * keep grouped mode and 8 channels. */
 static void test_round35_rule(void)
 {
     if (no_cuda())
@@ -432,6 +434,12 @@ static void test_round35_rule(void)
         {"g16mb4_ic80id24ih5iw13_oc176od70oh10ow16_kd1kh2kw4_sd3sh2sw1_pd0ph0pw0_dd0dh0dw0_bias0_"
          "layoutncdhw",
          CONVT3D_F32, "cuda/f32_phase_grouped_1x8x4"}, /* seed 2 random_322: 384 blocks */
+        {"g1mb1_ic14id10ih10iw10_oc39od19oh23ow23_kd5kh5kw5_sd2sh2sw2_pd2ph0pw0_dd0dh0dw0_bias1_"
+         "layoutndhwc",
+         CONVT3D_F32, "cuda/f32_phase_tiled_2x4x4"}, /* seed 2 random_3: 0.055 -> 0.031 (x8) */
+        {"g1mb3_ic1id11ih16iw32_oc18od21oh17ow33_kd3kh2kw2_sd2sh1sw1_pd1ph0pw0_dd0dh0dw0_bias1_"
+         "layoutndhwc",
+         CONVT3D_F32, "cuda/f32_phase_grouped_1x8x4"}, /* seed 2 random_190: 0.023 -> 0.016 */
         {"g1mb2_ic8id11ih12iw30_oc4od21oh25ow61_kd3kh2kw2_sd2sh2sw2_pd1ph0pw0_dd0dh0dw0_bias0_"
          "layoutncdhw",
          CONVT3D_F16, "cuda/f16_phase_grouped_*"}, /* half data: not measured, unchanged */
@@ -996,7 +1004,8 @@ void register_cuda_walk_tests(void)
         {"round 34: the four-output kernel for NDHWC with 2-8 output channels a group, the "
          "few-output kernel for small problems",
          test_round34_rules},
-        {"round 35: tiled phase mode where grouped tiles leave most multiprocessors idle",
+        {"round 35: tiled phase mode where grouped tiles leave most multiprocessors idle, 4 "
+         "channels a thread where 8 leave few blocks",
          test_round35_rule},
         {"few input channels, <= 1 product an output, NCDHW (or 1-2 where the engine would "
          "take them): the few-input kernel",

@@ -521,6 +521,8 @@ bool grouped_leaves_sms_idle(const phase_pick &grouped, const device_limits &lim
  *   - f32 grouped tiles of at most one block for every second
  *     multiprocessor: tiled mode, which has more blocks
  *     (grouped_leaves_sms_idle);
+ *   - f32 C_out/G > 16 with at most one block a multiprocessor: 4 output
+ *     channels a thread, not 8, in the mode chosen (eight_channel_blocks_few);
  *   - toc: as many channel sub-blocks as Cog needs (up to 8), so the staged
  *     input serves the most output channels;
  *   - tx: the whole output row (up to 16 runs of sw*qw outputs);
@@ -538,8 +540,9 @@ bool grouped_leaves_sms_idle(const phase_pick &grouped, const device_limits &lim
  * CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse[,occ[,align]]]] overrides all of
  * it where it fits (fuse 0: slot by slot; align 0: grouped tiles on the
  * union's q grid). */
-bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, int oct,
-                const char *tile, phase_plan *out, char *note, size_t note_size)
+static bool plan_phase_at(const convt3d_shape *s, const device_limits &lim, int want_all,
+                          int oct, const char *tile, phase_plan *out, char *note,
+                          size_t note_size)
 {
     phase_search c;
     c.s = s;
@@ -596,6 +599,38 @@ bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, 
     out->occ3 = !c.half && out->sw == 2 && out->qw == 4 && out->oct == 4 &&
                 phase_features(best.p) == 0 && best.p.nthreads <= 64 &&
                 3 * ((long long)best.smem + 1024) <= lim.smem_sm && !(is_forced && forced[7] == 0);
+    return true;
+}
+
+/* f32 data, 8 channels a thread chosen by C_out/G (phase_auto_oct), and a
+ * plan of at most one block a multiprocessor: 4 channels a thread in the
+ * same mode instead, twice the threads for the same outputs (re-planned in
+ * either mode, one such problem went from tiled to grouped and ran 0.51x).  Measured on an H100
+ * (bench/NOTES.md round 35; seeds 1-2 of --random 400, every kernel
+ * forced, C_out/G 17-256): where the 8-channel plan had at most 132 blocks
+ * the 4-channel variant of the same mode was faster on 37 of 39 problems
+ * (1.05-1.77x, geomean 1.31x; 0.91x and 0.94x on the other two); above 132
+ * blocks the two split (93 problems: 43 faster by more than 3%, 27 slower,
+ * 0.62-1.70x, geomean 1.04x). */
+static bool eight_channel_blocks_few(const convt3d_shape *s, const device_limits &lim,
+                                     const phase_plan &eight)
+{
+    return s->y_type == CONVT3D_F32 && eight.oct == 8 &&
+           eight.p.nblocks <= (long long)lim.num_sms;
+}
+
+bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, int oct,
+                const char *tile, phase_plan *out, char *note, size_t note_size)
+{
+    if (!plan_phase_at(s, lim, want_all, oct, tile, out, note, note_size))
+        return false;
+    int forced[9];
+    if (oct == 0 && !parse_tile(tile, forced) && eight_channel_blocks_few(s, lim, *out)) {
+        phase_plan four;
+        char four_note[8];
+        if (plan_phase_at(s, lim, out->all, 4, tile, &four, four_note, sizeof four_note))
+            *out = four;
+    }
     return true;
 }
 

@@ -44,7 +44,9 @@ bool phase_takes(const convt3d_shape *s, const device_limits &lim, const cuda_ov
  * 8-channel one on 25 of 27 problems (1.06-2.4x; twice as many threads, and
  * a block of 8 half empty below 8 channels), kernelbench NDHWC included
  * (0.237 vs 0.280 ms); from 17 channels on the two split (unet and k4s2p1:
- * 8 channels 10-12% faster). */
+ * 8 channels 10-12% faster); above 16, 4 where the 8-channel plan would
+ * have at most one block a multiprocessor (plan.cu,
+ * eight_channel_blocks_few). */
 constexpr long long kPhaseOct4MaxCog = 16;
 inline int phase_auto_oct(const convt3d_shape *s) { return s->cog <= kPhaseOct4MaxCog ? 4 : 8; }
 
