@@ -259,7 +259,8 @@ static int choice_is(const convt3d_problem *p, const char *what, const char *wan
  * C_in/G <= 8, C_in/G x k_volume <= the stride product, not depthwise, in
  * NCDHW or (C_out/G 2-8) in NDHWC; and, in either layout, C_in/G <= 2
  * where the implicit-GEMM engine would take the problem (fewin_preferred_over_engine; in the grid
- * below that is W stride 3, where no phase kernel is built) -- the random
+ * below that is W stride 3, where no phase kernel is built), in NDHWC any
+ * C_in/G with at most 8 products an output (round 35) -- the random
  * problems it was measured on (rounds 20 and 21), and a grid of channels,
  * kernels and strides in both layouts. */
 static void test_fewin_rule(void)
@@ -316,7 +317,8 @@ static void test_fewin_rule(void)
                         const int want =
                             (cigs[a] <= 8 && cigs[a] * k * k * k <= st * st * st &&
                              (!l || cogs[b] <= 8)) ||
-                            (cigs[a] <= 2 && st == 3);
+                            (cigs[a] <= 2 && st == 3) ||
+                            (l && st == 3 && cigs[a] * k * k * k <= 8 * st * st * st);
                         taken += want;
                         convt3d_shape sh;
                         convt3d_shape_from_problem(&p, &sh);
@@ -373,7 +375,7 @@ static void test_round34_rules(void)
          CONVT3D_F32, FEWIN}, /* seed 2 random_382: 0.063 ms generic, 0.020 here */
         {"g1mb3_ic3id16ih31iw23_oc24od46oh91ow67_kd1kh1kw1_sd3sh3sw3_pd0ph0pw0_dd0dh0dw0_bias0_"
          "layoutndhwc",
-         CONVT3D_F32, NULL}, /* 24 output channels: not this rule */
+         CONVT3D_F32, FEWIN}, /* 24 output channels: round 35's NDHWC short sums */
         {"g1mb15_ic13id4ih4iw4_oc1od10oh6ow6_kd4kh4kw4_sd2sh2sw2_pd0ph2pw2_dd0dh0dw0_bias1_"
          "layoutncdhw",
          CONVT3D_F32, FEWOUT}, /* seed 2 random_193: 0.036 ms phase, 0.011 here */
@@ -406,7 +408,10 @@ static void test_round34_rules(void)
  * mode (phase/plan.cu, grouped_leaves_sms_idle), and C_out/G > 16 takes 4
  * output channels a thread where 8 would give at most one block a
  * multiprocessor (eight_channel_blocks_few); larger grids and half data
- * keep grouped mode and 8 channels. */
+ * keep grouped mode and 8 channels.  And NDHWC problems of at most 8
+ * products an output that the FMA engine would take go to the four-output
+ * kernel (simple/plan.cu, fewin_preferred_over_engine); NCDHW and longer
+ * sums keep the engine. */
 static void test_round35_rule(void)
 {
     if (no_cuda())
@@ -440,6 +445,18 @@ static void test_round35_rule(void)
         {"g1mb3_ic1id11ih16iw32_oc18od21oh17ow33_kd3kh2kw2_sd2sh1sw1_pd1ph0pw0_dd0dh0dw0_bias1_"
          "layoutndhwc",
          CONVT3D_F32, "cuda/f32_phase_grouped_1x8x4"}, /* seed 2 random_190: 0.023 -> 0.016 */
+        {"g1mb3_ic4id21ih21iw21_oc28od41oh41ow41_kd1kh1kw1_sd2sh2sw2_pd0ph0pw0_dd2dh1dw2_bias0_"
+         "layoutndhwc",
+         CONVT3D_F32, FEWIN}, /* seed 2 random_294: 0.154 ms on the FMA engine, 0.036 here */
+        {"g8mb11_ic64id21ih19iw17_oc24od44oh40ow36_kd2kh2kw2_sd2sh2sw2_pd0ph0pw0_dd2dh2dw2_bias1_"
+         "layoutndhwc",
+         CONVT3D_F32, FEWIN}, /* seed 2 random_246: 0.560 ms few-output, 0.240 here */
+        {"g1mb1_ic14id5ih5iw5_oc256od13oh15ow12_kd5kh3kw2_sd3sh3sw3_pd2ph0pw1_dd0dh0dw0_bias0_"
+         "layoutndhwc",
+         CONVT3D_F32, "cuda/f32_igemm_8x8"}, /* seed 1 random_251: 15.6 products an output */
+        {"g8mb2_ic64id13ih24iw7_oc256od47oh70ow19_kd5kh1kw1_sd3sh3sw3_pd1ph0pw0_dd2dh0dw1_bias1_"
+         "layoutncdhw",
+         CONVT3D_F32, "cuda/f32_igemm_8x8"}, /* seed 2 random_297: NCDHW keeps the engine */
         {"g1mb2_ic8id11ih12iw30_oc4od21oh25ow61_kd3kh2kw2_sd2sh2sw2_pd1ph0pw0_dd0dh0dw0_bias0_"
          "layoutncdhw",
          CONVT3D_F16, "cuda/f16_phase_grouped_*"}, /* half data: not measured, unchanged */
@@ -1005,7 +1022,7 @@ void register_cuda_walk_tests(void)
          "few-output kernel for small problems",
          test_round34_rules},
         {"round 35: tiled phase mode where grouped tiles leave most multiprocessors idle, 4 "
-         "channels a thread where 8 leave few blocks",
+         "channels a thread where 8 leave few blocks, NDHWC short sums to the four-output kernel",
          test_round35_rule},
         {"few input channels, <= 1 product an output, NCDHW (or 1-2 where the engine would "
          "take them): the few-input kernel",

@@ -218,12 +218,27 @@ extern const cuda_impl cuda_f32_fewin_phase_4, cuda_f32_igemm_8x8;
  * of its steps, and this kernel's per-thread walk over the taps is short
  * (H200, bench/NOTES.md round 21, every kernel forced on 400 random
  * problems: 14 of the 16 such problems faster, geomean 1.9x; the two
- * slower, 0.89x and 0.98x, had 164-256 output channels and 64-100 taps). */
+ * slower, 0.89x and 0.98x, had 164-256 output channels and 64-100 taps).
+ * Likewise in NDHWC with at most kFewInEngineLastMaxProducts products an
+ * output, whatever C_in/G the kernel takes: on the H100 (bench/NOTES.md
+ * round 35, seeds 1-2 of --random 400 with every kernel forced) each of the
+ * 9 NDHWC problems the engine took with 0.5-5.3 products an output (C_in/G
+ * 4-16) ran faster here, 1.25-4.29x (geomean 2.2x); at 12-14 products
+ * 1.06-1.18x, from 15 on slower (0.32-0.78x).  In NCDHW the engine won
+ * 8 of 8 such problems, one at 1.5 products.  Not in TF32 mode, where the
+ * window kernel takes the engine's few-input problems (tcwin/plan.cu,
+ * tcwin_takes_few_inputs) and was not timed against this kernel. */
+static bool short_sums_last(const convt3d_shape *s)
+{
+    return s->layout == CONVT3D_LAYOUT_NDHWC && s->math != CONVT3D_MATH_TF32 &&
+           s->cig * s->k_volume <= kFewInEngineLastMaxProducts * s->s[0] * s->s[1] * s->s[2];
+}
+
 bool fewin_preferred_over_engine(const convt3d_shape *s, const device_limits &lim,
                                  const cuda_overrides &ov)
 {
     char why[160];
-    if (s->cig > kFewInEngineMaxCig || (s->cig == 1 && s->cog == 1) ||
+    if ((s->cig > kFewInEngineMaxCig && !short_sums_last(s)) || (s->cig == 1 && s->cog == 1) ||
         !cuda_entry_applicable(cuda_f32_fewin_phase_4, s, lim, why, sizeof why))
         return false;
     return cuda_entry_applicable(cuda_f32_igemm_8x8, s, lim, why, sizeof why) &&

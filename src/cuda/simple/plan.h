@@ -46,12 +46,17 @@ bool depthwise_entry_plan(const cuda_impl &e, const convt3d_shape *s, const devi
                           size_t why_size);
 /* The few-input kernel: any C_in/G up to kFewInMaxCig when forced; the walk
  * takes it in NCDHW for C_in/G <= kFewInWalkMaxCig with C_in/G x k_volume
- * <= sD sH sW (fewin_entry_passed_over), and in either layout for C_in/G <=
- * kFewInEngineMaxCig where the implicit-GEMM engine would take the problem
+ * <= sD sH sW (fewin_entry_passed_over), and where the implicit-GEMM engine
+ * would take the problem in either layout for C_in/G <= kFewInEngineMaxCig,
+ * in NDHWC also for short sums (kFewInEngineLastMaxProducts)
  * (fewin_preferred_over_engine; the few-output kernel defers to it). */
 constexpr int kFewInMaxCig = 16;
 constexpr int kFewInWalkMaxCig = 8;
 constexpr int kFewInEngineMaxCig = 2;
+/* In NDHWC also any C_in/G it applies to (kFewInMaxCig) where the engine
+ * would take the problem with at most this many products an output on
+ * average (C_in/G x k_volume <= this x sD sH sW). */
+constexpr int kFewInEngineLastMaxProducts = 8;
 /* In NDHWC the walk takes the four-output kernel only for C_out/G from 2 to
  * this (simple/plan.cu, fewin_entry_passed_over). */
 constexpr int kFewInLastMaxCog = 8;
