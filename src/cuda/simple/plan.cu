@@ -225,7 +225,10 @@ extern const cuda_impl cuda_f32_fewin_phase_4, cuda_f32_igemm_8x8;
  * 9 NDHWC problems the engine took with 0.5-5.3 products an output (C_in/G
  * 4-16) ran faster here, 1.25-4.29x (geomean 2.2x); at 12-14 products
  * 1.06-1.18x, from 15 on slower (0.32-0.78x).  In NCDHW the engine won
- * 8 of 8 such problems, one at 1.5 products.  Not in TF32 mode, where the
+ * 8 of 8 such problems, one at 1.5 products.  Out of sample (seeds 5-8,
+ * H100, A/B): 18 problems changed, 16 faster (1.06-7.42x; 0.95x and 0.97x
+ * on two of 8 us), geomean 1.77x, the few-output kernel's among them
+ * (fewout_preferred defers to this rule).  Not in TF32 mode, where the
  * window kernel takes the engine's few-input problems (tcwin/plan.cu,
  * tcwin_takes_few_inputs) and was not timed against this kernel. */
 static bool short_sums_last(const convt3d_shape *s)
