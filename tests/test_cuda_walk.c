@@ -407,8 +407,10 @@ static void test_round34_rules(void)
  * tiling gives at most one block to every second multiprocessor take tiled
  * mode (phase/plan.cu, grouped_leaves_sms_idle), and C_out/G > 16 takes 4
  * output channels a thread where 8 would give at most one block a
- * multiprocessor (eight_channel_blocks_few); larger grids and half data
- * keep grouped mode and 8 channels.  And NDHWC problems of at most 8
+ * multiprocessor (eight_channel_blocks_few), and where few input channels
+ * at stride 2 sent 8 channels a thread to tiled mode, grouped mode with 4
+ * (few_inputs_grouped_four); larger grids and half data keep grouped mode
+ * and 8 channels.  And NDHWC problems of at most 8
  * products an output that the FMA engine would take go to the four-output
  * kernel (simple/plan.cu, fewin_preferred_over_engine); NCDHW and longer
  * sums keep the engine. */
@@ -445,6 +447,12 @@ static void test_round35_rule(void)
         {"g1mb3_ic1id11ih16iw32_oc18od21oh17ow33_kd3kh2kw2_sd2sh1sw1_pd1ph0pw0_dd0dh0dw0_bias1_"
          "layoutndhwc",
          CONVT3D_F32, "cuda/f32_phase_grouped_1x8x4"}, /* seed 2 random_190: 0.023 -> 0.016 */
+        {"g1mb1_ic2id24ih29iw10_oc30od47oh58ow21_kd3kh3kw3_sd2sh2sw2_pd1ph1pw0_dd0dh0dw0_bias1_"
+         "layoutndhwc",
+         CONVT3D_F32, "cuda/f32_phase_grouped_2x4x4"}, /* seed 2 random_21: tiled x8 0.030 -> 0.018 */
+        {"g1mb2_ic3id17ih11iw8_oc32od33oh23ow15_kd3kh3kw3_sd2sh2sw2_pd1ph0pw1_dd0dh0dw0_bias0_"
+         "layoutncdhw",
+         CONVT3D_F32, "cuda/f32_phase_tiled_2x4x4"}, /* seed 2 random_181: few blocks, tiled x4 */
         {"g1mb3_ic4id21ih21iw21_oc28od41oh41ow41_kd1kh1kw1_sd2sh2sw2_pd0ph0pw0_dd2dh1dw2_bias0_"
          "layoutndhwc",
          CONVT3D_F32, FEWIN}, /* seed 2 random_294: 0.154 ms on the FMA engine, 0.036 here */

@@ -525,6 +525,8 @@ bool grouped_leaves_sms_idle(const phase_pick &grouped, const device_limits &lim
  *     (grouped_leaves_sms_idle);
  *   - f32 C_out/G > 16 with at most one block a multiprocessor: 4 output
  *     channels a thread, not 8, in the mode chosen (eight_channel_blocks_few);
+ *     with more blocks, where few_inputs_strided chose tiled mode: grouped
+ *     mode with 4 channels a thread (few_inputs_grouped_four);
  *   - toc: as many channel sub-blocks as Cog needs (up to 8), so the staged
  *     input serves the most output channels;
  *   - tx: the whole output row (up to 16 runs of sw*qw outputs);
@@ -623,16 +625,38 @@ static bool eight_channel_blocks_few(const convt3d_shape *s, const device_limits
            eight.p.nblocks <= (long long)lim.num_sms;
 }
 
+/* f32 data the few-inputs rule (few_inputs_strided) sent to tiled mode
+ * with 8 channels a thread, on more blocks than multiprocessors
+ * (eight_channel_blocks_few did not apply): grouped mode with 4 channels a
+ * thread.  A tiled block of 8 channels re-stages its phase pair's few
+ * input channels for few outputs; a grouped block stages them once for
+ * every pair, and 4 channels a thread give it twice the threads.  Measured
+ * on an H100 (bench/NOTES.md round 35; seeds 1-2 of --random 400, every
+ * kernel forced; C_in/G 1-4, C_out/G 24-256, stride 2): grouped with 4
+ * channels faster than tiled with 8 on 24 of 26 (1.05-1.70x, geomean
+ * 1.25x; 1.00x and 0.95x on the other two), tiled with 4 1.09x, grouped
+ * with 8 0.95x.  With 4 channels chosen anyway (C_out/G <= 16, or few
+ * blocks) tiled mode stays: grouped was 0.84x there (48 problems). */
+static bool few_inputs_grouped_four(const convt3d_shape *s, const phase_plan &p)
+{
+    return s->y_type == CONVT3D_F32 && few_inputs_strided(s) && !p.all && p.oct == 8;
+}
+
 bool plan_phase(const convt3d_shape *s, const device_limits &lim, int want_all, int oct,
                 const char *tile, phase_plan *out, char *note, size_t note_size)
 {
     if (!plan_phase_at(s, lim, want_all, oct, tile, out, note, note_size))
         return false;
     int forced[9];
-    if (oct == 0 && !parse_tile(tile, forced) && eight_channel_blocks_few(s, lim, *out)) {
-        phase_plan four;
-        char four_note[8];
+    if (oct != 0 || parse_tile(tile, forced))
+        return true;
+    phase_plan four;
+    char four_note[8];
+    if (eight_channel_blocks_few(s, lim, *out)) {
         if (plan_phase_at(s, lim, out->all, 4, tile, &four, four_note, sizeof four_note))
+            *out = four;
+    } else if (want_all < 0 && few_inputs_grouped_four(s, *out)) {
+        if (plan_phase_at(s, lim, 1, 4, tile, &four, four_note, sizeof four_note))
             *out = four;
     }
     return true;
