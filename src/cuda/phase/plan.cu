@@ -635,8 +635,11 @@ static bool eight_channel_blocks_few(const convt3d_shape *s, const device_limits
  * kernel forced; C_in/G 1-4, C_out/G 24-256, stride 2): grouped with 4
  * channels faster than tiled with 8 on 24 of 26 (1.05-1.70x, geomean
  * 1.25x; 1.00x and 0.95x on the other two), tiled with 4 1.09x, grouped
- * with 8 0.95x.  With 4 channels chosen anyway (C_out/G <= 16, or few
- * blocks) tiled mode stays: grouped was 0.84x there (48 problems). */
+ * with 8 0.95x.  Out of sample (seeds 5-8, A/B in one H100 call): 42
+ * problems changed, 36 faster, 5 slower by more than 3% (0.85-0.91x, four
+ * of them NCDHW with 32 output channels), geomean 1.16x.  With 4 channels
+ * chosen anyway (C_out/G <= 16, or few blocks) tiled mode stays: grouped
+ * was 0.84x there (48 problems). */
 static bool few_inputs_grouped_four(const convt3d_shape *s, const phase_plan &p)
 {
     return s->y_type == CONVT3D_F32 && few_inputs_strided(s) && !p.all && p.oct == 8;
