@@ -352,6 +352,25 @@ static convt3d_problem problem_of_desc(const char *desc, convt3d_dtype t)
     return p;
 }
 
+/* A bench descriptor with every tensor of type `type`, and the walk's
+ * expected choice: a name, or a prefix ending in '*'. */
+typedef struct {
+    const char *desc;
+    convt3d_dtype type;
+    const char *want;
+} walk_case;
+
+/* How many of the n cases the walk gets wrong (each printed). */
+static int walk_cases_failed(const walk_case *cases, size_t n, const char *what)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        convt3d_problem p = problem_of_desc(cases[i].desc, cases[i].type);
+        bad += !choice_is(&p, what, cases[i].want);
+    }
+    return bad;
+}
+
 /* Round 34's two rules, on random problems of that measurement (H100,
  * `--random 400 --all-kernels`, f32): the four-output kernel for NDHWC with
  * C_out/G 2-8 and <= 1 product an output (simple/plan.cu,
@@ -362,11 +381,7 @@ static void test_round34_rules(void)
 {
     if (no_cuda())
         return;
-    static const struct {
-        const char *desc;
-        convt3d_dtype type;
-        const char *want; /* a name, or a prefix ending in '*'; NULL: not FEWIN */
-    } cases[] = {
+    static const walk_case cases[] = {
         {"g32mb4_ic32id22ih24iw22_oc64od45oh47ow43_kd5kh1kw1_sd2sh2sw2_pd1ph0pw0_dd0dh0dw0_bias0_"
          "layoutndhwc",
          CONVT3D_F32, FEWIN}, /* seed 2 random_251: 0.497 ms on the phase kernel, 0.112 here */
@@ -386,20 +401,7 @@ static void test_round34_rules(void)
          "layoutncdhw",
          CONVT3D_F16, "cuda/f16_phase_*"}, /* half data: not measured, unchanged */
     };
-    int bad = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        convt3d_problem p = problem_of_desc(cases[i].desc, cases[i].type);
-        if (cases[i].want) {
-            bad += !choice_is(&p, "round 34", cases[i].want);
-            continue;
-        }
-        convt3d_shape s;
-        CU_ASSERT_FATAL(convt3d_shape_from_problem(&p, &s) == CONVT3D_SUCCESS);
-        const char *name = convt3d_cuda_walk_choice(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS);
-        CU_ASSERT_PTR_NOT_NULL(name);
-        bad += name && strcmp(name, FEWIN) == 0;
-    }
-    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(walk_cases_failed(cases, sizeof cases / sizeof cases[0], "round 34"), 0);
 }
 
 /* Round 35's rules, on random problems of that measurement (H100, seeds 1-2
@@ -410,19 +412,14 @@ static void test_round34_rules(void)
  * multiprocessor (eight_channel_blocks_few), and where few input channels
  * at stride 2 sent 8 channels a thread to tiled mode, grouped mode with 4
  * (few_inputs_grouped_four); larger grids and half data keep grouped mode
- * and 8 channels.  And NDHWC problems of at most 8
- * products an output that the FMA engine would take go to the four-output
- * kernel (simple/plan.cu, fewin_preferred_over_engine); NCDHW and longer
- * sums keep the engine. */
+ * and 8 channels.  And NDHWC problems of at most 8 products an output that
+ * the FMA engine would take go to the four-output kernel (simple/plan.cu,
+ * fewin_preferred_over_engine); NCDHW and longer sums keep the engine. */
 static void test_round35_rule(void)
 {
     if (no_cuda())
         return;
-    static const struct {
-        const char *desc;
-        convt3d_dtype type;
-        const char *want;
-    } cases[] = {
+    static const walk_case cases[] = {
         {"g1mb2_ic4id8ih8iw8_oc11od18oh21ow11_kd4kh4kw4_sd2sh3sw1_pd0ph2pw0_dd0dh0dw0_bias0_"
          "layoutndhwc",
          CONVT3D_F32, "cuda/f32_phase_tiled_1x8x4"}, /* seed 1 random_100: 0.032 -> 0.013 ms */
@@ -469,12 +466,7 @@ static void test_round35_rule(void)
          "layoutncdhw",
          CONVT3D_F16, "cuda/f16_phase_grouped_*"}, /* half data: not measured, unchanged */
     };
-    int bad = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        convt3d_problem p = problem_of_desc(cases[i].desc, cases[i].type);
-        bad += !choice_is(&p, "round 35", cases[i].want);
-    }
-    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(walk_cases_failed(cases, sizeof cases / sizeof cases[0], "round 35"), 0);
 }
 
 /* Depthwise NDHWC goes to the channels-last depthwise kernel, NCDHW to the
