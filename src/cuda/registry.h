@@ -43,6 +43,12 @@
  *      with C_in/G >= 5 on at most 10,000 positions): positions
  *      in the threads, the K sum split over a block's threads (and a
  *      cluster's blocks on small grids) and added in a fixed order;
+ *   1c. the four-output kernel (simple/, cuda/f32_fewin_phase_4) for
+ *      C_in/G <= 8 with at most one product an output (NCDHW; NDHWC with
+ *      C_out/G 2-8), and where the FMA engine (2.) would take the problem
+ *      for C_in/G <= 2, in NDHWC (not TF32 mode) also for C_in/G <= 16
+ *      with at most 8 products an output (simple/plan.cu,
+ *      fewin_entry_passed_over, fewin_preferred_over_engine);
  *   2. the implicit-GEMM kernel (igemm/) for NCDHW problems with
  *      C_in/G >= 16, Cog >= 32 and at most 2 taps in every W phase or fewer
  *      outputs than the GPU holds threads (either layout), for C_out/G <= 3
