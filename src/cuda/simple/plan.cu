@@ -234,7 +234,7 @@ extern const cuda_impl cuda_f32_fewin_phase_4, cuda_f32_igemm_8x8;
 static bool short_sums_last(const convt3d_shape *s)
 {
     return s->layout == CONVT3D_LAYOUT_NDHWC && s->math != CONVT3D_MATH_TF32 &&
-           s->cig * s->k_volume <= kFewInEngineLastMaxProducts * s->s[0] * s->s[1] * s->s[2];
+           at_most_products_an_output(s, kFewInEngineLastMaxProducts);
 }
 
 bool fewin_preferred_over_engine(const convt3d_shape *s, const device_limits &lim,

@@ -60,13 +60,18 @@ constexpr int kFewInEngineLastMaxProducts = 8;
 /* In NDHWC the walk takes the four-output kernel only for C_out/G from 2 to
  * this (simple/plan.cu, fewin_entry_passed_over). */
 constexpr int kFewInLastMaxCog = 8;
-/* At most one product an output on average (C_in/G x k_volume <= sD sH
- * sW): y's writes are the work.  The four-output kernel's walk rule takes
- * such problems, and the few-output kernel's small-problem rule
+/* At most n products an output on average: C_in/G x k_volume <= n x sD
+ * sH sW. */
+inline bool at_most_products_an_output(const convt3d_shape *s, long long n)
+{
+    return s->cig * s->k_volume <= n * s->s[0] * s->s[1] * s->s[2];
+}
+/* At most one: y's writes are the work.  The four-output kernel's walk
+ * rule takes such problems, and the few-output kernel's small-problem rule
  * (fewout_preferred) leaves them to it. */
 inline bool at_most_one_product_an_output(const convt3d_shape *s)
 {
-    return s->cig * s->k_volume <= s->s[0] * s->s[1] * s->s[2];
+    return at_most_products_an_output(s, 1);
 }
 bool fewin_preferred_over_engine(const convt3d_shape *s, const device_limits &lim,
                                  const cuda_overrides &ov);
