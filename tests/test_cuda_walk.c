@@ -258,9 +258,10 @@ static int choice_is(const convt3d_problem *p, const char *what, const char *wan
 /* The few-input kernel's rule (simple/plan.cu, fewin_entry_passed_over):
  * C_in/G <= 8, C_in/G x k_volume <= the stride product, not depthwise, in
  * NCDHW or (C_out/G 2-8) in NDHWC; and, in either layout, C_in/G <= 2
- * where the implicit-GEMM engine would take the problem (fewin_preferred_over_engine; in the grid
- * below that is W stride 3, where no phase kernel is built), in NDHWC any
- * C_in/G with at most 8 products an output (round 35) -- the random
+ * where the implicit-GEMM engine would take the problem
+ * (fewin_preferred_over_engine; in the grid below that is W stride 3, where
+ * no phase kernel is built), in NDHWC any C_in/G with at most 8 products an
+ * output (round 35) -- the random
  * problems it was measured on (rounds 20 and 21), and a grid of channels,
  * kernels and strides in both layouts. */
 static void test_fewin_rule(void)
@@ -446,7 +447,7 @@ static void test_round35_rule(void)
          CONVT3D_F32, "cuda/f32_phase_grouped_1x8x4"}, /* seed 2 random_190: 0.023 -> 0.016 */
         {"g1mb1_ic2id24ih29iw10_oc30od47oh58ow21_kd3kh3kw3_sd2sh2sw2_pd1ph1pw0_dd0dh0dw0_bias1_"
          "layoutndhwc",
-         CONVT3D_F32, "cuda/f32_phase_grouped_2x4x4"}, /* seed 2 random_21: tiled x8 0.030 -> 0.018 */
+         CONVT3D_F32, "cuda/f32_phase_grouped_2x4x4"}, /* seed 2 random_21: 0.030 -> 0.018 */
         {"g1mb2_ic3id17ih11iw8_oc32od33oh23ow15_kd3kh3kw3_sd2sh2sw2_pd1ph0pw1_dd0dh0dw0_bias0_"
          "layoutncdhw",
          CONVT3D_F32, "cuda/f32_phase_tiled_2x4x4"}, /* seed 2 random_181: few blocks, tiled x4 */

@@ -609,9 +609,9 @@ static bool plan_phase_at(const convt3d_shape *s, const device_limits &lim, int 
 /* f32 data, 8 channels a thread chosen by C_out/G (phase_auto_oct), and a
  * plan of at most one block a multiprocessor: 4 channels a thread in the
  * same mode instead, twice the threads for the same outputs (re-planned in
- * either mode, one such problem went from tiled to grouped and ran 0.51x).  Measured on an H100
- * (bench/NOTES.md round 35; seeds 1-2 of --random 400, every kernel
- * forced, C_out/G 17-256): where the 8-channel plan had at most 132 blocks
+ * either mode, one such problem went from tiled to grouped and ran 0.51x).
+ * Measured on an H100 (bench/NOTES.md round 35; seeds 1-2 of --random 400,
+ * every kernel forced, C_out/G 17-256): where the 8-channel plan had at most 132 blocks
  * the 4-channel variant of the same mode was faster on 37 of 39 problems
  * (1.05-1.77x, geomean 1.31x; 0.91x and 0.94x on the other two); above 132
  * blocks the two split (93 problems: 43 faster by more than 3%, 27 slower,
