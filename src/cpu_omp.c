@@ -440,34 +440,49 @@ static void prefetch_row_inputs(const cpu_plan *pl, cpu_thread_scratch *ts, cons
     }
 }
 
-/* NDHWC, a kernel run a group at a time: whether a row no input reaches is
- * written whole by group 0's item (every group's channels at once) and
- * passed over by the others.  A group's own fill writes C_out/G floats a
- * position, C_out apart: with many groups of few channels the bias rows of
- * strided problems cost more than the rest (random_22 of seed 3, 16 groups
- * of 2 -> 1, stride 2: three rows in four). */
-static int ndhwc_rows_by_group0(const cpu_plan *pl)
+/* NDHWC rows no input reaches hold the bias alone (or 0), and are filled
+ * here by memset and copies, not by the kernel: its tiles walk such a row
+ * tile by tile and store it a vector at a time, 1.5-2x slower where most
+ * rows are empty (random_22 of seed 1, k(1,1,2) s2, three rows in four:
+ * 1.6 -> 0.7 ms on Zen 4).  Group 0's item fills every group's channels and
+ * the other groups pass over the row: a group's own fill would write
+ * C_out/G floats a position, C_out apart (random_22 of seed 3, 16 groups of
+ * 2 -> 1).  Not NCDHW: there the same fill, channel row by channel row, was
+ * slower than the W-lane tiles (31 problems of seeds 5-8, geomean 0.93x,
+ * round 36). */
+static int fills_empty_rows(const cpu_plan *pl)
 {
-    return pl->s.layout == CONVT3D_LAYOUT_NDHWC && item_groups(pl) > 1 &&
-           pl->s.y_stride[4] == pl->s.cout;
+    return pl->s.layout == CONVT3D_LAYOUT_NDHWC && pl->s.y_stride[4] == pl->s.cout;
 }
 
 /* Outputs [ow0, ow1) of an NDHWC row (y at the row's first position) get
  * every group's bias, or 0: the first position by groups, the others a
- * copy of it. */
+ * copy of it (one copy a position: doubling copies were slower, Zen 4). */
 static void ndhwc_bias_row(const cpu_plan *pl, float *y, int64_t ow0, int64_t ow1)
 {
     const convt3d_shape *s = &pl->s;
     if (ow0 >= ow1)
         return;
-    float *first = y + ow0 * s->cout;
-    if (pl->bias)
-        for (int64_t g = 0; g < s->groups; g++)
-            memcpy(first + g * s->cog, pl->bias + g * pl->cogp, (size_t)s->cog * sizeof(float));
-    else
-        memset(first, 0, (size_t)s->cout * sizeof(float));
-    for (int64_t ow = ow0 + 1; ow < ow1; ow++)
-        memcpy(y + ow * s->cout, first, (size_t)s->cout * sizeof(float));
+    char *first = (char *)(y + ow0 * s->cout);
+    const size_t position = (size_t)s->cout * sizeof(float);
+    const size_t total = (size_t)(ow1 - ow0) * position;
+    if (!pl->bias) {
+        memset(first, 0, total);
+        return;
+    }
+    for (int64_t g = 0; g < s->groups; g++)
+        memcpy(first + (size_t)(g * s->cog) * sizeof(float), pl->bias + g * pl->cogp,
+               (size_t)s->cog * sizeof(float));
+    for (size_t at = position; at < total; at += position)
+        memcpy(first + at, first, position);
+}
+
+/* Fills an empty NDHWC row (see fills_empty_rows): group 0's item. */
+static void fill_empty_row(const cpu_plan *pl, const cpu_row_job *job, int64_t g)
+{
+    const convt3d_shape *s = &pl->s;
+    if (g == 0)
+        ndhwc_bias_row(pl, job->y, job->j0 * s->s[2], cpu_min64(s->out[2], job->j1 * s->s[2]));
 }
 
 static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, const float *x,
@@ -523,10 +538,8 @@ static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, cons
             prefetch_row_inputs(pl, ts, xg, ng, nrt, job.nrt);
         }
         job.y = yp + oh * s->y_stride[3];
-        if (job.nrt == 0 && ndhwc_rows_by_group0(pl)) {
-            if (g == 0)
-                ndhwc_bias_row(pl, job.y, job.j0 * s->s[2],
-                               cpu_min64(s->out[2], job.j1 * s->s[2]));
+        if (job.nrt == 0 && fills_empty_rows(pl)) {
+            fill_empty_row(pl, &job, g);
         } else {
             pl->row(pl, &job);
         }

@@ -1110,6 +1110,45 @@ static void cpu_ndhwc_grouplanes_two_vector_spans(void)
     }
 }
 
+/* Rows no input reaches (a kernel shorter than its stride in D or H, or
+ * dilated past it) are filled by the driver with the bias or 0, not by the
+ * kernels (cpu_omp.c, fill_empty_row): every CPU implementation that
+ * applies, forced, both layouts, with and without bias; one group and
+ * several (NCDHW: each item its group's rows; NDHWC: group 0's item every
+ * group's channels), depthwise, a long W that the work split cuts into
+ * segments, and output padding whose last rows are empty. */
+static void cpu_empty_rows_filled(void)
+{
+    static const char *const cases[] = {
+        "mb2 ic2 oc20 g1 in3x4x9 k1x1x2 s2x2x2 p0x0x0 op1x1x0",
+        "mb1 ic6 oc9 g3 in3x3x7 k1x2x3 s3x3x2 p0x0x1 op2x1x1",
+        "mb1 ic8 oc8 g8 in2x3x5 k1x1x3 s2x3x1 p0x0x1 op1x2x0",
+        "mb1 ic4 oc40 g2 in2x2x300 k1x1x1 s2x2x1 p0x0x0 op1x1x0",
+        "mb1 ic16 oc16 g1 in2x2x6 k2x1x3 s3x2x2 p0x0x1 op0x1x1 l2x1x1",
+        "mb1 ic3 oc70 g1 in4x3x11 k1x2x1 s2x3x2 p0x0x0 op1x0x1",
+    };
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    const int n = convt3d_implementation_count();
+    int ran = 0;
+    for (int i = 0; i < COUNT(cases); i++)
+        for (int layout = 0; layout < 2; layout++)
+            for (int b = 0; b < 2; b++) {
+                convt3d_problem p = parse_problem(cases[i]);
+                p.layout = layout ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
+                p.has_bias = b;
+                for (int k = 0; k < n; k++) {
+                    const char *name = convt3d_implementation_name(k);
+                    if (convt3d_implementation_device(k) != CONVT3D_DEVICE_CPU ||
+                        convt3d_implementation_applies(name, &p, cpu, NULL) != CONVT3D_SUCCESS)
+                        continue;
+                    check_forced_cpu(name, &p, 1301 + (uint64_t)(((i * 2 + layout) * 2 + b) * 64 + k));
+                    ran++;
+                }
+            }
+    /* the portable build applies to every case in both layouts at least */
+    CU_ASSERT(ran >= COUNT(cases) * 4);
+}
+
 /* ---- cache sizes and the blocking derived from them ---------------------- */
 
 static void write_text(const char *dir, const char *name, const char *text)
@@ -1364,6 +1403,7 @@ void register_backend_tests(void)
          cpu_ndhwc_grouplanes_two_vector_spans},
         {"cpu: every implementation forced where it applies, refused elsewhere",
          cpu_every_implementation_forced},
+        {"cpu: rows no input reaches, every implementation forced", cpu_empty_rows_filled},
         {"cpu: the tiling policy on the bench shapes", cpu_tiling_policy},
         {"cpu: cache sizes from sysfs, sysconf or the fallback", cpu_cache_size_detection},
         {"cpu: the cache budgets follow the sizes and the override", cpu_cache_budget_rule},
