@@ -455,9 +455,11 @@ static int fills_empty_rows(const cpu_plan *pl)
     return pl->s.layout == CONVT3D_LAYOUT_NDHWC && pl->s.y_stride[4] == pl->s.cout;
 }
 
+static size_t size_min(size_t a, size_t b) { return a < b ? a : b; }
+
 /* Outputs [ow0, ow1) of an NDHWC row (y at the row's first position) get
- * every group's bias, or 0: the first position by groups, the others a
- * copy of it (one copy a position: doubling copies were slower, Zen 4). */
+ * every group's bias, or 0: the first position by groups, the others
+ * copies of it. */
 static void ndhwc_bias_row(const cpu_plan *pl, float *y, int64_t ow0, int64_t ow1)
 {
     const convt3d_shape *s = &pl->s;
@@ -473,8 +475,16 @@ static void ndhwc_bias_row(const cpu_plan *pl, float *y, int64_t ow0, int64_t ow
     for (int64_t g = 0; g < s->groups; g++)
         memcpy(first + (size_t)(g * s->cog) * sizeof(float), pl->bias + g * pl->cogp,
                (size_t)s->cog * sizeof(float));
-    for (size_t at = position; at < total; at += position)
-        memcpy(first + at, first, position);
+    /* one copy a position where a position is 256 bytes or more; shorter
+     * positions are doubled up to a block of about 1 KiB first, since a
+     * call a position costs more than its copy.  Copies longer than that
+     * and copies of a longer block were slower (Zen 4, C_out 64). */
+    const size_t block = position >= 256 ? position : 1024 / position * position;
+    size_t at = position;
+    for (; at < block && at < total; at *= 2)
+        memcpy(first + at, first, size_min(size_min(at, block - at), total - at));
+    for (at = block; at < total; at += block)
+        memcpy(first + at, first, size_min(block, total - at));
 }
 
 /* Fills an empty NDHWC row (see fills_empty_rows): group 0's item. */
