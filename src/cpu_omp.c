@@ -440,19 +440,24 @@ static void prefetch_row_inputs(const cpu_plan *pl, cpu_thread_scratch *ts, cons
     }
 }
 
-/* NDHWC rows no input reaches hold the bias alone (or 0), and are filled
- * here by memset and copies, not by the kernel: its tiles walk such a row
- * tile by tile and store it a vector at a time, 1.5-2x slower where most
- * rows are empty (random_22 of seed 1, k(1,1,2) s2, three rows in four:
- * 1.6 -> 0.7 ms on Zen 4).  Group 0's item fills every group's channels and
- * the other groups pass over the row: a group's own fill would write
- * C_out/G floats a position, C_out apart (random_22 of seed 3, 16 groups of
- * 2 -> 1).  Not NCDHW: there the same fill, channel row by channel row, was
- * slower than the W-lane tiles (31 problems of seeds 5-8, geomean 0.93x,
- * round 36). */
+/* Rows no input reaches hold the bias alone (or 0).  In NDHWC they are
+ * filled here by memset and copies, not by the kernel: its tiles walk such
+ * a row tile by tile and store it a vector at a time, 1.5-2x slower where
+ * most rows are empty (random_22 of seed 1, k(1,1,2) s2, three rows in
+ * four: 1.6 -> 0.7 ms on Zen 4).  Group 0's item fills every group's
+ * channels and the other groups pass over the row: a group's own fill
+ * would write C_out/G floats a position, C_out apart (random_22 of seed 3,
+ * 16 groups of 2 -> 1).  In NCDHW only for the W-lane tile with at most 4
+ * output channels a group, where the tile's cost a row is spread over few
+ * channels: round 36 (Zen 4, the 150 NCDHW problems of seeds 5-8 with empty
+ * rows) found those 17 problems 0.99-1.46x faster, while the output-channel
+ * tile (31 problems) lost, geomean 0.89x, and the W-lane tile with more
+ * channels varied both ways (0.71-1.13x). */
 static int fills_empty_rows(const cpu_plan *pl)
 {
-    return pl->s.layout == CONVT3D_LAYOUT_NDHWC && pl->s.y_stride[4] == pl->s.cout;
+    if (pl->s.layout == CONVT3D_LAYOUT_NCDHW)
+        return pl->kernel == &pl->isa->ncdhw && pl->s.cog <= 4;
+    return pl->s.y_stride[4] == pl->s.cout;
 }
 
 static size_t size_min(size_t a, size_t b) { return a < b ? a : b; }
@@ -487,12 +492,45 @@ static void ndhwc_bias_row(const cpu_plan *pl, float *y, int64_t ow0, int64_t ow
         memcpy(first + at, first, size_min(block, total - at));
 }
 
-/* Fills an empty NDHWC row (see fills_empty_rows): group 0's item. */
+/* p[0, n) = v: 16 floats, then doubling copies (the plain loop was left
+ * scalar by the compiler, one store a float). */
+static void fill_floats(float *p, float v, int64_t n)
+{
+    const int64_t head = n < 16 ? n : 16;
+    for (int64_t i = 0; i < head; i++)
+        p[i] = v;
+    for (int64_t at = head; at < n; at *= 2)
+        memcpy(p + at, p, (size_t)(at < n - at ? at : n - at) * sizeof(float));
+}
+
+/* Outputs [ow0, ow1) of group g's NCDHW channel rows (y at the group's first
+ * channel, the row's first position) get the channel's bias, or 0. */
+static void ncdhw_bias_rows(const cpu_plan *pl, float *y, int64_t g, int64_t ow0, int64_t ow1)
+{
+    const convt3d_shape *s = &pl->s;
+    for (int64_t c = 0; c < s->cog; c++) {
+        float *row = y + c * s->y_stride[1] + ow0;
+        if (!pl->bias)
+            memset(row, 0, (size_t)(ow1 - ow0) * sizeof(float));
+        else
+            fill_floats(row, pl->bias[g * pl->cogp + c], ow1 - ow0);
+    }
+}
+
+/* Fills an empty row (see fills_empty_rows) of the item's group g. */
 static void fill_empty_row(const cpu_plan *pl, const cpu_row_job *job, int64_t g)
 {
     const convt3d_shape *s = &pl->s;
-    if (g == 0)
-        ndhwc_bias_row(pl, job->y, job->j0 * s->s[2], cpu_min64(s->out[2], job->j1 * s->s[2]));
+    const int64_t ow0 = job->j0 * s->s[2], ow1 = cpu_min64(s->out[2], job->j1 * s->s[2]);
+    if (ow0 >= ow1)
+        return;
+    if (s->layout == CONVT3D_LAYOUT_NDHWC) {
+        if (g == 0)
+            ndhwc_bias_row(pl, job->y, ow0, ow1);
+        return;
+    }
+    for (int64_t gi = 0; gi < s->groups / item_groups(pl); gi++)
+        ncdhw_bias_rows(pl, job->y + gi * s->cog * s->y_stride[1], g + gi, ow0, ow1);
 }
 
 static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, const float *x,

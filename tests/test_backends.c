@@ -1112,11 +1112,12 @@ static void cpu_ndhwc_grouplanes_two_vector_spans(void)
 
 /* Rows no input reaches (a kernel shorter than its stride in D or H, or
  * dilated past it) are filled by the driver with the bias or 0, not by the
- * kernels (cpu_omp.c, fill_empty_row): every CPU implementation that
- * applies, forced, both layouts, with and without bias; one group and
- * several (NCDHW: each item its group's rows; NDHWC: group 0's item every
- * group's channels), depthwise, a long W that the work split cuts into
- * segments, and output padding whose last rows are empty. */
+ * kernels (cpu_omp.c, fill_empty_row; in NCDHW for the W-lane tile with
+ * C_out/G <= 4): every CPU implementation that applies, forced, both
+ * layouts, with and without bias; one group and several (NCDHW: each item
+ * its group's rows; NDHWC: group 0's item every group's channels),
+ * depthwise, a long W that the work split cuts into segments, and output
+ * padding whose last rows are empty. */
 static void cpu_empty_rows_filled(void)
 {
     static const char *const cases[] = {
@@ -1126,6 +1127,7 @@ static void cpu_empty_rows_filled(void)
         "mb1 ic4 oc40 g2 in2x2x300 k1x1x1 s2x2x1 p0x0x0 op1x1x0",
         "mb1 ic16 oc16 g1 in2x2x6 k2x1x3 s3x2x2 p0x0x1 op0x1x1 l2x1x1",
         "mb1 ic3 oc70 g1 in4x3x11 k1x2x1 s2x3x2 p0x0x0 op1x0x1",
+        "mb2 ic5 oc3 g1 in3x4x10 k1x2x3 s2x3x2 p0x1x1 op1x0x1",
     };
     const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
     const int n = convt3d_implementation_count();
