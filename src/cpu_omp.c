@@ -462,14 +462,26 @@ static int fills_empty_rows(const cpu_plan *pl)
 
 static size_t size_min(size_t a, size_t b) { return a < b ? a : b; }
 
-/* Outputs [ow0, ow1) of an NDHWC row (y at the row's first position) get
- * every group's bias, or 0: the first position by groups, the others
- * copies of it. */
+/* first[filled, total) = copies of first[0, filled), a pattern that repeats
+ * every filled bytes (or one value throughout): copies that double the
+ * filled part up to block bytes, then block by block.  A call a short copy costs more than the copy, and copies much
+ * longer than 1 KiB were slower (Zen 4, C_out 64: ndhwc_bias_row). */
+static void repeat_prefix(char *first, size_t filled, size_t total, size_t block)
+{
+    size_t at = filled;
+    for (; at < block && at < total; at *= 2)
+        memcpy(first + at, first, size_min(size_min(at, block - at), total - at));
+    for (at = block; at < total; at += block)
+        memcpy(first + at, first, size_min(block, total - at));
+}
+
+/* Outputs [ow0, ow1) of an NDHWC row (y at the row's first position, ow0 <
+ * ow1) get every group's bias, or 0: the first position by groups, the
+ * others copies of it, one copy a position where a position is 256 bytes
+ * or more, else blocks of about 1 KiB. */
 static void ndhwc_bias_row(const cpu_plan *pl, float *y, int64_t ow0, int64_t ow1)
 {
     const convt3d_shape *s = &pl->s;
-    if (ow0 >= ow1)
-        return;
     char *first = (char *)(y + ow0 * s->cout);
     const size_t position = (size_t)s->cout * sizeof(float);
     const size_t total = (size_t)(ow1 - ow0) * position;
@@ -480,16 +492,7 @@ static void ndhwc_bias_row(const cpu_plan *pl, float *y, int64_t ow0, int64_t ow
     for (int64_t g = 0; g < s->groups; g++)
         memcpy(first + (size_t)(g * s->cog) * sizeof(float), pl->bias + g * pl->cogp,
                (size_t)s->cog * sizeof(float));
-    /* one copy a position where a position is 256 bytes or more; shorter
-     * positions are doubled up to a block of about 1 KiB first, since a
-     * call a position costs more than its copy.  Copies longer than that
-     * and copies of a longer block were slower (Zen 4, C_out 64). */
-    const size_t block = position >= 256 ? position : 1024 / position * position;
-    size_t at = position;
-    for (; at < block && at < total; at *= 2)
-        memcpy(first + at, first, size_min(size_min(at, block - at), total - at));
-    for (at = block; at < total; at += block)
-        memcpy(first + at, first, size_min(block, total - at));
+    repeat_prefix(first, position, total, position >= 256 ? position : 1024 / position * position);
 }
 
 /* p[0, n) = v: 16 floats, then doubling copies (the plain loop was left
@@ -499,8 +502,8 @@ static void fill_floats(float *p, float v, int64_t n)
     const int64_t head = n < 16 ? n : 16;
     for (int64_t i = 0; i < head; i++)
         p[i] = v;
-    for (int64_t at = head; at < n; at *= 2)
-        memcpy(p + at, p, (size_t)(at < n - at ? at : n - at) * sizeof(float));
+    const size_t total = (size_t)n * sizeof(float);
+    repeat_prefix((char *)p, (size_t)head * sizeof(float), total, total);
 }
 
 /* Outputs [ow0, ow1) of group g's NCDHW channel rows (y at the group's first
@@ -517,20 +520,19 @@ static void ncdhw_bias_rows(const cpu_plan *pl, float *y, int64_t g, int64_t ow0
     }
 }
 
-/* Fills an empty row (see fills_empty_rows) of the item's group g. */
+/* Fills an empty row (see fills_empty_rows) of the item's group g (in
+ * NCDHW only the W-lane tile, which runs a group at a time, has its rows
+ * filled here). */
 static void fill_empty_row(const cpu_plan *pl, const cpu_row_job *job, int64_t g)
 {
     const convt3d_shape *s = &pl->s;
     const int64_t ow0 = job->j0 * s->s[2], ow1 = cpu_min64(s->out[2], job->j1 * s->s[2]);
     if (ow0 >= ow1)
         return;
-    if (s->layout == CONVT3D_LAYOUT_NDHWC) {
-        if (g == 0)
-            ndhwc_bias_row(pl, job->y, ow0, ow1);
-        return;
-    }
-    for (int64_t gi = 0; gi < s->groups / item_groups(pl); gi++)
-        ncdhw_bias_rows(pl, job->y + gi * s->cog * s->y_stride[1], g + gi, ow0, ow1);
+    if (s->layout == CONVT3D_LAYOUT_NCDHW)
+        ncdhw_bias_rows(pl, job->y, g, ow0, ow1);
+    else if (g == 0)
+        ndhwc_bias_row(pl, job->y, ow0, ow1);
 }
 
 static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, const float *x,
