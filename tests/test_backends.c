@@ -1151,6 +1151,52 @@ static void cpu_empty_rows_filled(void)
     CU_ASSERT(ran >= COUNT(cases) * 4);
 }
 
+/* The GEMM kernels' spans of positions (cpu/pointwise.h pw_spans_of: tiles
+ * of 4 vectors, the last two sharing the rest) and the driver's larger
+ * blocks for them (cpu_kernel's block_positions): planes of 17, 65, 81,
+ * 100, 129 and 200 positions, every CPU implementation that applies forced,
+ * at 1, 2 and 3 threads (the block rows differ). */
+static void cpu_gemm_spans(void)
+{
+    static const char *const cases[] = {
+        "mb1 ic24 oc20 g1 in3x1x17 k1x1x1 s1x1x1 p0x0x0 op0x0x0",
+        "mb2 ic16 oc9 g1 in2x5x13 k1x1x1 s1x1x1 p0x0x0 op0x0x0",
+        "mb1 ic40 oc24 g1 in4x9x9 k1x1x1 s1x1x1 p0x0x0 op0x0x0",
+        "mb1 ic8 oc13 g1 in3x10x10 k1x1x1 s1x2x1 p0x0x0 op0x1x0",
+        "mb1 ic12 oc7 g1 in2x3x43 k1x1x1 s2x1x2 p0x0x0 op1x0x1",
+        "mb1 ic20 oc30 g2 in2x8x25 k1x1x1 s1x1x1 p0x1x0 op0x0x0",
+        "mb1 ic48 oc2 g1 in3x9x9 k2x3x2 s2x2x2 p0x1x0 op1x0x1",
+        "mb1 ic32 oc3 g1 in2x5x13 k1x2x2 s1x2x2 p0x0x1 op0x1x0",
+    };
+    const int counts[] = {1, 2, 3};
+    const int have_omp = omp_set_num_threads && omp_get_max_threads;
+    const int saved = have_omp ? omp_get_max_threads() : 1;
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    const int n = convt3d_implementation_count();
+    int ran = 0;
+    for (int t = 0; t < (have_omp ? COUNT(counts) : 1); t++) {
+        if (have_omp)
+            omp_set_num_threads(counts[t]);
+        for (int i = 0; i < COUNT(cases); i++)
+            for (int b = 0; b < 2; b++) {
+                convt3d_problem p = parse_problem(cases[i]);
+                p.has_bias = b;
+                for (int k = 0; k < n; k++) {
+                    const char *name = convt3d_implementation_name(k);
+                    if (convt3d_implementation_device(k) != CONVT3D_DEVICE_CPU ||
+                        convt3d_implementation_applies(name, &p, cpu, NULL) != CONVT3D_SUCCESS)
+                        continue;
+                    check_forced_cpu(name, &p, 1701 + (uint64_t)(((t * 8 + i) * 2 + b) * 64 + k));
+                    ran++;
+                }
+            }
+    }
+    if (have_omp)
+        omp_set_num_threads(saved);
+    /* the portable build applies to every case at least */
+    CU_ASSERT(ran >= COUNT(cases) * 2);
+}
+
 /* ---- cache sizes and the blocking derived from them ---------------------- */
 
 static void write_text(const char *dir, const char *name, const char *text)
@@ -1406,6 +1452,8 @@ void register_backend_tests(void)
         {"cpu: every implementation forced where it applies, refused elsewhere",
          cpu_every_implementation_forced},
         {"cpu: rows no input reaches, every implementation forced", cpu_empty_rows_filled},
+        {"cpu: GEMM spans and blocks of every length, every implementation forced",
+         cpu_gemm_spans},
         {"cpu: the tiling policy on the bench shapes", cpu_tiling_policy},
         {"cpu: cache sizes from sysfs, sysconf or the fallback", cpu_cache_size_detection},
         {"cpu: the cache budgets follow the sizes and the override", cpu_cache_budget_rule},

@@ -105,17 +105,20 @@ COLG_TILES(COLG_DEFINE)
 static const colg_fn colg_tiles[PW_MAXV][PW_MAXM] = {COLG_TILES(COLG_REF)};
 
 /* Rows of z for the input rows [ih0, ih1) of plane block (xoff, woff): the
- * positions as one run, V vectors at a time, M in even row tiles of each. */
+ * positions as one run in even spans of whole vectors (pw_spans_of), M in
+ * even row tiles of each. */
 static void colg_gemm(const cpu_plan *pl, const cpu_row_job *job, colg_args *a, int64_t ih0,
                       int64_t ih1, float *z)
 {
     const convt3d_shape *s = &pl->s;
     const int64_t npos = (ih1 - ih0) * s->in[2], M = pl->colg_m;
-    const int V = (int)cpu_min64(PW_MAXV, (npos + VL - 1) / VL), R = pw_rows[V - 1];
-    const int64_t tiles = (M + R - 1) / R;
     const float *x0 = job->x + ih0 * s->x_stride[3];
-    for (int64_t q = 0; q < npos; q += V * VL) {
-        a->n = (int)cpu_min64(V * VL, npos - q);
+    const pw_spans sp = pw_spans_of(npos);
+    for (int64_t k = 0; k < sp.tiles; k++) {
+        int V;
+        const int64_t q = pw_span(sp, k, &V, &a->n);
+        const int R = pw_rows[V - 1];
+        const int64_t tiles = (M + R - 1) / R;
         a->x = x0 + q;
         for (int64_t i = 0; i < tiles; i++) {
             const int64_t m = pw_split_first(M, tiles, i);
