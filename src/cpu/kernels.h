@@ -199,6 +199,11 @@ struct cpu_plan {
     /* The driver hands the kernel blocks of whole rows (cpu_kernel.block):
      * set by the kernel's plan() (pointwise: where pw_off exists). */
     int blocks;
+    /* With blocks: the input positions a block should hold at least (a
+     * kernel whose lanes run along a block's positions fills them only with
+     * enough); 0: no wish.  The driver grants it while every thread keeps
+     * several items (cpu_omp.c, split_work). */
+    int64_t block_positions;
     /* The column GEMM (cpu/colgemm.h): rows of z (C_out/G x kH x kW; its
      * weights are packed [g][kd][ic][m]), the input rows its buffer holds,
      * the floats of a z row, and of a phase row of its output buffer. */
