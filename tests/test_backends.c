@@ -1110,6 +1110,24 @@ static void cpu_ndhwc_grouplanes_two_vector_spans(void)
     }
 }
 
+/* Every CPU implementation that applies to p, forced, against the
+ * reference (implementation k on seed + k); returns how many ran. */
+static int check_every_forced_cpu(const convt3d_problem *p, uint64_t seed)
+{
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    const int n = convt3d_implementation_count();
+    int ran = 0;
+    for (int k = 0; k < n; k++) {
+        const char *name = convt3d_implementation_name(k);
+        if (convt3d_implementation_device(k) != CONVT3D_DEVICE_CPU ||
+            convt3d_implementation_applies(name, p, cpu, NULL) != CONVT3D_SUCCESS)
+            continue;
+        check_forced_cpu(name, p, seed + (uint64_t)k);
+        ran++;
+    }
+    return ran;
+}
+
 /* Rows no input reaches (a kernel shorter than its stride in D or H, or
  * dilated past it) are filled by the driver with the bias or 0, not by the
  * kernels (cpu_omp.c, fill_empty_row; in NCDHW for the W-lane tile with
@@ -1129,8 +1147,6 @@ static void cpu_empty_rows_filled(void)
         "mb1 ic3 oc70 g1 in4x3x11 k1x2x1 s2x3x2 p0x0x0 op1x0x1",
         "mb2 ic5 oc3 g1 in3x4x10 k1x2x3 s2x3x2 p0x1x1 op1x0x1",
     };
-    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
-    const int n = convt3d_implementation_count();
     int ran = 0;
     for (int i = 0; i < COUNT(cases); i++)
         for (int layout = 0; layout < 2; layout++)
@@ -1138,14 +1154,7 @@ static void cpu_empty_rows_filled(void)
                 convt3d_problem p = parse_problem(cases[i]);
                 p.layout = layout ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW;
                 p.has_bias = b;
-                for (int k = 0; k < n; k++) {
-                    const char *name = convt3d_implementation_name(k);
-                    if (convt3d_implementation_device(k) != CONVT3D_DEVICE_CPU ||
-                        convt3d_implementation_applies(name, &p, cpu, NULL) != CONVT3D_SUCCESS)
-                        continue;
-                    check_forced_cpu(name, &p, 1301 + (uint64_t)(((i * 2 + layout) * 2 + b) * 64 + k));
-                    ran++;
-                }
+                ran += check_every_forced_cpu(&p, 1301 + (uint64_t)(((i * 2 + layout) * 2 + b) * 64));
             }
     /* the portable build applies to every case in both layouts at least */
     CU_ASSERT(ran >= COUNT(cases) * 4);
@@ -1171,8 +1180,6 @@ static void cpu_gemm_spans(void)
     const int counts[] = {1, 2, 3};
     const int have_omp = omp_set_num_threads && omp_get_max_threads;
     const int saved = have_omp ? omp_get_max_threads() : 1;
-    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
-    const int n = convt3d_implementation_count();
     int ran = 0;
     for (int t = 0; t < (have_omp ? COUNT(counts) : 1); t++) {
         if (have_omp)
@@ -1181,14 +1188,7 @@ static void cpu_gemm_spans(void)
             for (int b = 0; b < 2; b++) {
                 convt3d_problem p = parse_problem(cases[i]);
                 p.has_bias = b;
-                for (int k = 0; k < n; k++) {
-                    const char *name = convt3d_implementation_name(k);
-                    if (convt3d_implementation_device(k) != CONVT3D_DEVICE_CPU ||
-                        convt3d_implementation_applies(name, &p, cpu, NULL) != CONVT3D_SUCCESS)
-                        continue;
-                    check_forced_cpu(name, &p, 1701 + (uint64_t)(((t * 8 + i) * 2 + b) * 64 + k));
-                    ran++;
-                }
+                ran += check_every_forced_cpu(&p, 1701 + (uint64_t)(((t * 8 + i) * 2 + b) * 64));
             }
     }
     if (have_omp)
