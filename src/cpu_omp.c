@@ -346,7 +346,7 @@ static int64_t rows_for_positions(const cpu_plan *pl, int64_t rows_per_item, int
     if (rows_per_item >= want)
         return rows_per_item;
     const int64_t most = cpu_max64(1, rows / (4 * (int64_t)threads));
-    const int64_t r = cpu_max64(rows_per_item, cpu_min64(cpu_min64(want, most), outh));
+    const int64_t r = cpu_max64(rows_per_item, cpu_min64(want, most)); /* want <= outh */
     const int64_t blocks = (outh + r - 1) / r;
     return (outh + blocks - 1) / blocks;
 }

@@ -1162,7 +1162,7 @@ static void cpu_empty_rows_filled(void)
 
 /* The GEMM kernels' spans of positions (cpu/pointwise.h pw_spans_of: tiles
  * of 4 vectors, the last two sharing the rest) and the driver's larger
- * blocks for them (cpu_kernel's block_positions): planes of 17, 65, 81,
+ * blocks for them (cpu_plan's block_positions): planes of 17, 65, 81,
  * 100, 129 and 200 positions, every CPU implementation that applies forced,
  * at 1, 2 and 3 threads (the block rows differ). */
 static void cpu_gemm_spans(void)
