@@ -647,11 +647,12 @@ static void cpu_colg_choice(void)
 /* NDHWC problems whose groups leave vectors idle run on the kernels that
  * lay the lanes across groups (where there are several groups; the cases
  * of one group that now run on the gather tile are checked against the
- * reference, with and without bias), or, with few output channels and a vector
- * of input channels or more a group, on the tile with the input channels
- * in its lanes, or, with fewer output channels than a vector and enough
- * work, on the W-lane tile over transposed rows; the rest stay on the tile
- * of one group at a time. */
+ * reference, with and without bias), or, with few output channels and a
+ * vector of input channels or more a group (8 or more, half an AVX-512
+ * vector, where the other tiles do not take them), on the tile with the
+ * input channels in its lanes (checked too), or, with fewer output
+ * channels than a vector and enough work, on the W-lane tile over
+ * transposed rows; the rest stay on the tile of one group at a time. */
 static void cpu_ndhwc_choice(void)
 {
     const target *cpu = &targets[T_CPU];
@@ -665,6 +666,18 @@ static void cpu_ndhwc_choice(void)
         {"mb1 ic128 oc10 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_transposed_ndhwc__"},
         {"mb1 ic128 oc4 g2 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_iclanes_ndhwc__"},
         {"mb1 ic256 oc1 g1 in3x4x20 k4x4x4 s2x2x2 p1x1x1 op0x0x0", "_iclanes_ndhwc__"},
+        /* 8-15 input channels a group, half an AVX-512 vector or more
+         * (round 38): the input-channel lanes against the gather tile
+         * (seed 40's random_31, 15 -> 1, k2x2x4 s2), but not where the
+         * grouped lanes take it (32 groups of 8 -> 4, k2x4x2 s2), nor the
+         * W lanes (32 groups of 8 -> 1, k4 s2), nor 3-4 output channels
+         * with fewer than 4 taps an output (9 -> 4, k2 s2); AVX2 takes all
+         * of them with the input-channel lanes, a whole vector there */
+        {"mb1 ic15 oc1 g1 in5x6x7 k2x2x4 s2x2x2 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
+        {"mb1 ic8 oc2 g1 in4x5x11 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_iclanes_ndhwc__"},
+        {"mb1 ic256 oc128 g32 in3x3x5 k2x4x2 s2x2x2 p0x0x0 op0x0x0", "@_grouplanes_ndhwc__"},
+        {"mb1 ic256 oc32 g32 in3x4x6 k4x4x4 s2x2x2 p1x1x1 op0x0x0", "@_transposed_ndhwc__"},
+        {"mb1 ic9 oc4 g1 in5x6x7 k2x2x2 s2x2x2 p0x0x0 op0x0x0", "@_gather_ndhwc__"},
         /* one input channel a group: the groups across the lanes, not the
          * W lanes of one group (round 26: seed 3's 8 groups of 1 -> 2) */
         {"mb1 ic8 oc16 g8 in6x6x7 k5x5x5 s1x1x1 p0x0x1 op0x0x0", "_grouplanes_ndhwc__"},
@@ -719,8 +732,9 @@ static void cpu_ndhwc_choice(void)
         const char *name = convt3d_plan_kernel_name(plan);
         /* the portable kernel has no transposed or position-lane variant: its
          * gather tile instead */
-        const char *kind = strstr(name, "__generic") && (strstr(cases[i].kind, "_transposed_") ||
-                                                         strstr(cases[i].kind, "_poslanes_"))
+        const char *kind = strstr(name, "__generic") && cases[i].kind[0] != '@' &&
+                                   (strstr(cases[i].kind, "_transposed_") ||
+                                    strstr(cases[i].kind, "_poslanes_"))
                                ? "_gather_ndhwc__"
                                : cases[i].kind;
         /* "!k": any kernel but k; "@k": k where the kernel is AVX-512's
@@ -734,10 +748,10 @@ static void cpu_ndhwc_choice(void)
         CU_ASSERT(ok);
         convt3d_plan_destroy(plan);
         free(w);
-        if ((p.in_channels == 1 && p.out_channels == 1) ||
+        if ((p.in_channels == 1 && p.out_channels == 1) || strstr(cases[i].kind, "_iclanes_") ||
             (p.groups == 1 && (strstr(cases[i].kind, "_gather_ndhwc__") ||
                                strstr(cases[i].kind, "_poslanes_ndhwc__"))))
-            for (int b = 0; b < 2; b++) { /* one channel: computed as NCDHW, checked as given */
+            for (int b = 0; b < 2; b++) { /* one channel: computed as NCDHW; checked as given */
                 p.has_bias = b;
                 check_on(cpu, &p, 77 + (uint64_t)i, cases[i].desc);
             }

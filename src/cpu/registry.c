@@ -207,22 +207,78 @@ static int ndhwc_icl_applicable(const cpu_impl *im, const convt3d_shape *s, char
     return 1;
 }
 
+/* Whether C_in/G fills at least `need` lanes of the reduction; why says so
+ * where it does not. */
+static int icl_lanes_filled(const convt3d_shape *s, int64_t need, char *why, size_t why_size)
+{
+    if (s->cig < need) {
+        snprintf(why, why_size, "C_in/G=%lld fills fewer than %lld lanes of the reduction",
+                 (long long)s->cig, (long long)need);
+        return 0;
+    }
+    return 1;
+}
+
+static int ndhwc_gl_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
+                               size_t why_size);
+static int ndhwc_gl_span_pays(const cpu_impl *im, const convt3d_shape *s, char *why,
+                              size_t why_size);
+static int ndhwc_tr_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
+                               size_t why_size);
+static int ndhwc_tr_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
+                                size_t why_size);
+
+/* Below a whole vector (8 <= C_in/G < ic_lanes, AVX-512 only) the tile
+ * runs half-empty lanes and a lane sum for each output.  Round 38 (Zen 4,
+ * 2 threads, bench/NOTES.md) timed it against the tiles the walk took
+ * before: on seeds 1-20 of --random it lost to the W-lane tile on
+ * transposed rows on 17 of 33 problems (to 0.53x) and to the grouped-lanes
+ * tile (32 groups of 8 -> 4, k2x4x2 s2: 3.98 -> 11.6 ms), and where 3-4
+ * output channels a group share each broadcast of the gather tile and an
+ * output has fewer than 4 taps, so each lane sum ends few FMAs (9 -> 4
+ * channels k2 s2: 1.67 -> 2.85 ms).  So it stays out of those, and it beat
+ * the gather and position-lane tiles on 24 of 26 of the rest (up to
+ * 2.2x); chosen so, it was faster on 28 of 31 problems of seeds 21-40,
+ * never timed before (geomean 1.37x, worst 0.83x). */
+static int icl_half_vector_pays(const cpu_impl *im, const convt3d_shape *s, char *why,
+                                size_t why_size)
+{
+    if (s->groups > 1 && ndhwc_gl_applicable(im, s, why, why_size) &&
+        ndhwc_gl_span_pays(im, s, why, why_size)) {
+        snprintf(why, why_size, "C_in/G=%lld fills half a vector; the grouped lanes fill theirs",
+                 (long long)s->cig);
+        return 0;
+    }
+    if (ndhwc_tr_applicable(im, s, why, why_size) && !ndhwc_tr_passed_over(im, s, why, why_size)) {
+        snprintf(why, why_size, "C_in/G=%lld fills half a vector; the W-lane tile takes it",
+                 (long long)s->cig);
+        return 0;
+    }
+    const double taps = (double)s->k_volume / ((double)s->s[0] * (double)s->s[1] * (double)s->s[2]);
+    if (s->cog >= 3 && taps < 4.0) {
+        snprintf(why, why_size,
+                 "C_in/G=%lld fills half a vector and C_out/G=%lld lane sums end %.2f taps each "
+                 "(below 4)",
+                 (long long)s->cig, (long long)s->cog, taps);
+        return 0;
+    }
+    return 1;
+}
+
 /* Taken when C_in/G fills at least one vector of the reduction: then at
  * least half of its lanes work (C_in/G = ic_lanes + 1 is the worst, just
  * over half), while the tile of one group uses C_out/G of its lanes -- at
  * most 4 of 8 (AVX2) or 16 (AVX-512) -- and pays a broadcast an FMA, and the
  * grouped-lanes tile cannot hold the input span of more than one such group
- * in a vector.  Below a vector of input channels the channel-lane tiles
- * stay (their lanes across groups can be full). */
+ * in a vector.  On AVX-512 also from 8 input channels, half a vector,
+ * where icl_half_vector_pays.  Below that the channel-lane tiles stay
+ * (their lanes across groups can be full). */
 static int ndhwc_icl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
                                  size_t why_size)
 {
-    if (s->cig < im->isa->ic_lanes) {
-        snprintf(why, why_size, "C_in/G=%lld fills less than one %lld-lane vector",
-                 (long long)s->cig, (long long)im->isa->ic_lanes);
+    if (!icl_lanes_filled(s, cpu_min64(im->isa->ic_lanes, 8), why, why_size))
         return 1;
-    }
-    return 0;
+    return s->cig < im->isa->ic_lanes && !icl_half_vector_pays(im, s, why, why_size);
 }
 
 static int ndhwc_dw_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
@@ -396,7 +452,8 @@ static int icl_sums_fed(const cpu_impl *im, const convt3d_shape *s, char *why, s
 static int ncdhw_icl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
                                  size_t why_size)
 {
-    if (ndhwc_icl_passed_over(im, s, why, why_size))
+    /* a whole vector: the NCDHW rule was measured at that bound */
+    if (!icl_lanes_filled(s, im->isa->ic_lanes, why, why_size))
         return 1;
     if (im->isa->vector_lanes == 1) {
         snprintf(why, why_size, "the portable kernel reads NCDHW channels a plane apart");
