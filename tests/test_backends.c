@@ -701,6 +701,12 @@ static void cpu_ndhwc_choice(void)
         {"mb2 ic2 oc4 g1 in3x4x26 k2x3x5 s1x2x1 p0x0x0 op0x0x0", "_poslanes_ndhwc__"},
         {"mb1 ic1 oc2 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_poslanes_ndhwc__"},
         {"mb1 ic1 oc3 g1 in4x5x9 k2x5x2 s2x2x2 p0x1x0 op0x0x1", "_gather_ndhwc__"},
+        /* and before the W-lane tile on transposed rows where a W phase
+         * holds fewer than 24 positions (round 38: seed 38's random_116,
+         * 2 -> 4, k3 s1, 17 positions), not on longer rows (seed 19's
+         * random_61, 6 -> 2, k5 s2, 29 a phase) */
+        {"mb2 ic2 oc4 g1 in5x6x15 k3x3x3 s1x1x1 p0x0x0 op0x0x0", "@_poslanes_ndhwc__"},
+        {"mb1 ic6 oc2 g1 in4x5x27 k5x5x5 s2x2x2 p0x0x0 op0x0x0", "@_transposed_ndhwc__"},
         {"mb1 ic8 oc8 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_gather_ndhwc__"},
         /* kernel 1x1x1: the pointwise GEMM, unless groups of few output
          * channels leave its lanes idle (then the lanes across groups), or

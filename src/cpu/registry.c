@@ -503,6 +503,31 @@ static int ndhwc_tr_applicable(const cpu_impl *im, const convt3d_shape *s, char 
     return 1;
 }
 
+static int ndhwc_pl_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
+                               size_t why_size);
+static int ndhwc_pl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
+                                size_t why_size);
+
+/* One group whose W phases hold fewer than 24 positions, where the
+ * position-lane tile (after this one in the walk) takes the problem: that
+ * tile packs several positions' channels into a vector, while each row here
+ * pays its transposes in and out for few positions.  Round 38 (Zen 4, 2
+ * threads, both forced on the 24 problems of seeds 1-4 and 15-20 that the
+ * two tiles took in turn): the position lanes faster on all 12 with 4-18
+ * positions a phase (1.01-2.58x), slower on 8 of the 12 with 24-34 (to
+ * 0.41x). */
+static int ndhwc_tr_rows_short(const cpu_impl *im, const convt3d_shape *s, char *why,
+                               size_t why_size)
+{
+    const int64_t len = cpu_phase_len(s->out[2], s->s[2], 0);
+    if (s->groups != 1 || len >= 24 || !ndhwc_pl_applicable(im, s, why, why_size) ||
+        ndhwc_pl_passed_over(im, s, why, why_size))
+        return 0;
+    snprintf(why, why_size, "one group, %lld positions a W phase: the position lanes take it",
+             (long long)len);
+    return 1;
+}
+
 /* The cached input rows of every group must stay in the cache budget of
  * packed rows (the L2, tiling.h: each is read again by the output rows that
  * share it), then
@@ -531,6 +556,8 @@ static int ndhwc_tr_passed_over(const cpu_impl *im, const convt3d_shape *s, char
                  s->cig == 1 ? "one input channel" : "four or more groups of few output channels");
         return 1;
     }
+    if (ndhwc_tr_rows_short(im, s, why, why_size))
+        return 1;
     cpu_tr_rows r;
     cpu_ndhwc_tr_rows(s, cpu_tiling_ncdhw(s, &im->isa->limits).chunk, &r);
     const double bytes = (double)r.slots * (double)s->cin * (double)r.row * sizeof(float);
