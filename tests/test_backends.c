@@ -1183,8 +1183,8 @@ static void cpu_empty_rows_filled(void)
 /* The GEMM kernels' spans of positions (cpu/pointwise.h pw_spans_of: tiles
  * of 4 vectors, the last two sharing the rest) and the driver's larger
  * blocks for them (cpu_plan's block_positions): planes of 17, 65, 81,
- * 100, 129 and 200 positions, every CPU implementation that applies forced,
- * at 1, 2 and 3 threads (the block rows differ). */
+ * 100, 120, 129, 153, 200 and 660 positions, every CPU implementation that
+ * applies forced, at 1, 2 and 3 threads (the block rows differ). */
 static void cpu_gemm_spans(void)
 {
     static const char *const cases[] = {
@@ -1196,6 +1196,11 @@ static void cpu_gemm_spans(void)
         "mb1 ic20 oc30 g2 in2x8x25 k1x1x1 s1x1x1 p0x1x0 op0x0x0",
         "mb1 ic48 oc2 g1 in3x9x9 k2x3x2 s2x2x2 p0x1x0 op1x0x1",
         "mb1 ic32 oc3 g1 in2x5x13 k1x2x2 s1x2x2 p0x0x1 op0x1x0",
+        /* blocks on consecutive outputs (k1 s1 p0) with few channels: their
+         * whole tiles in one run (pw_ncdhw_run), then the rest */
+        "mb2 ic6 oc4 g2 in3x9x17 k1x1x1 s1x1x1 p0x0x0 op0x0x0",
+        "mb1 ic5 oc3 g1 in2x8x15 k1x1x1 s1x1x1 p0x0x0 op0x0x0",
+        "mb1 ic2 oc1 g1 in2x20x33 k1x1x1 s1x1x1 p0x0x0 op0x0x0",
     };
     const int counts[] = {1, 2, 3};
     const int have_omp = omp_set_num_threads && omp_get_max_threads;
@@ -1208,7 +1213,7 @@ static void cpu_gemm_spans(void)
             for (int b = 0; b < 2; b++) {
                 convt3d_problem p = parse_problem(cases[i]);
                 p.has_bias = b;
-                ran += check_every_forced_cpu(&p, 1701 + (uint64_t)(((t * 8 + i) * 2 + b) * 64));
+                ran += check_every_forced_cpu(&p, 1701 + (uint64_t)(((t * 16 + i) * 2 + b) * 64));
             }
     }
     if (have_omp)
