@@ -470,6 +470,28 @@ static void test_round35_rule(void)
     CU_ASSERT_EQUAL(walk_cases_failed(cases, sizeof cases / sizeof cases[0], "round 35"), 0);
 }
 
+/* Round 38's rule (igemm/plan.cu, igemm_takes_tiny_volume): many channels
+ * a group (>= 128 each side) on at most 8192 output positions an image,
+ * where the phase kernel's plan has at most two blocks a multiprocessor,
+ * go to the FMA engine in either layout (H100: unet_3d deconv7 NCDHW 0.553
+ * -> 0.344 ms, tiny_c256to128_5_b8 NDHWC 0.328 -> 0.085); a larger volume
+ * and fewer channels keep their kernels. */
+static void test_round38_rule(void)
+{
+    if (no_cuda())
+        return;
+    static const walk_case cases[] = {
+        {"g1mb1ic256ih11iw11id10oc256oh13ow13od12kh3kw3kd3sh1sw1sd1ph0pw0dh0dw0_layoutncdhw",
+         CONVT3D_F32, "cuda/f32_igemm_8x8"},
+        {"g1mb1ic256ih11iw11id10oc256oh13ow13od12kh3kw3kd3sh1sw1sd1ph0pw0dh0dw0_layoutndhwc",
+         CONVT3D_F32, "cuda/f32_igemm_8x8"},
+        {"mb8ic256oc128_id5kd3sd2pd1_layoutndhwc", CONVT3D_F32, "cuda/f32_igemm_8x8"},
+        {"mb1ic256oc256_id24kd3pd1_layoutncdhw", CONVT3D_F32, "cuda/f32_phase_*"},
+        {"mb2ic96oc96_id12kd3pd1_layoutndhwc", CONVT3D_F32, "cuda/f32_phase_*"},
+    };
+    CU_ASSERT_EQUAL(walk_cases_failed(cases, sizeof cases / sizeof cases[0], "round 38"), 0);
+}
+
 /* Depthwise NDHWC goes to the channels-last depthwise kernel, NCDHW to the
  * depthwise tile kernel (where it applies: W stride <= 2) but for fewer
  * taps than stride phases, which go to the four-output depthwise kernel
@@ -1025,6 +1047,8 @@ void register_cuda_walk_tests(void)
         {"round 35: tiled phase mode where grouped tiles leave most multiprocessors idle, 4 "
          "channels a thread where 8 leave few blocks, NDHWC short sums to the four-output kernel",
          test_round35_rule},
+        {"round 38: many channels on a tiny volume with a small phase grid: the FMA engine",
+         test_round38_rule},
         {"few input channels, <= 1 product an output, NCDHW (or 1-2 where the engine would "
          "take them): the few-input kernel",
          test_fewin_rule},

@@ -442,6 +442,29 @@ bool igemm_entry_applicable(const cuda_impl &e, const convt3d_shape *s, const de
  * phase kernel takes s (else the generic kernel would get it). */
 namespace {
 
+/* Many channels a group (C_in/G and C_out/G >= 128) on a tiny output
+ * volume (at most 8192 positions an image) where the phase kernel's plan
+ * has at most two blocks a multiprocessor: each of its threads runs a whole
+ * K sum of hundreds of channels while multiprocessors idle, where this
+ * engine splits K across a cluster, in either layout.  Round 38 (H100,
+ * bench/NOTES.md): the rule was chosen, by a procedure fixed before any
+ * data (round 37), from 39 problems in both layouts (NCDHW 5 changed,
+ * geomean 2.19x; NDHWC 24, 1.67x and 1.56x); out of sample all 19 changed
+ * generated problems ran faster (geomean 1.84x) and on the class list 4 of
+ * 11 faster, 4 slower (NDHWC: s1_c128_k1x3x3 0.72x, unet_3d deconv7 0.81x,
+ * the two k2s2 8^3 0.87x), geomean 1.20x. */
+bool igemm_takes_tiny_volume(const convt3d_shape *s, const device_limits &lim,
+                             const cuda_overrides &ov)
+{
+    if (s->cig < 128 || s->cog < 128 || s->out_spatial > 8192)
+        return false;
+    phase_plan pp;
+    char note[160];
+    return phase_kernel_applies(s, note, sizeof note) &&
+           plan_phase(s, lim, -1, 0, ov.tile, &pp, note, sizeof note) &&
+           pp.p.nblocks <= 2LL * lim.num_sms;
+}
+
 bool igemm_half_loses(const convt3d_shape *s, const device_limits &lim, const cuda_overrides &ov)
 {
     const bool few_channels = s->cig < 16;
@@ -463,7 +486,8 @@ bool igemm_entry_passed_over(const cuda_impl &e, const convt3d_shape *s,
 {
     const int math = igemm_entry_math(e);
     if (math == IGEMM_FFMA)
-        return !igemm_preferred(s, phase_takes(s, lim, ov), lim, why, why_size);
+        return !igemm_takes_tiny_volume(s, lim, ov) &&
+               !igemm_preferred(s, phase_takes(s, lim, ov), lim, why, why_size);
     if (math == IGEMM_HALF) {
         /* depthwise: the half depthwise kernel (0.46 vs 1.9 ms on the suite's
          * depthwise shape); every other problem, even 8 channels a group,
