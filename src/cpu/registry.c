@@ -18,6 +18,13 @@
 static const cpu_family ncdhw_pw, ncdhw_colg, ncdhw_icl, ncdhw_oc, ncdhw, ndhwc_pw, ndhwc_dw, ndhwc_icl,
     ndhwc_tr, ndhwc_pl, ndhwc_gl, ndhwc;
 
+/* Predicates of later NDHWC families that an earlier family's rule asks
+ * (whether the later tile would take the problem), defined with them. */
+typedef int cpu_predicate(const cpu_impl *im, const convt3d_shape *s, char *why,
+                          size_t why_size);
+static cpu_predicate ndhwc_gl_applicable, ndhwc_gl_span_pays, ndhwc_tr_applicable,
+    ndhwc_tr_passed_over, ndhwc_pl_applicable, ndhwc_pl_passed_over;
+
 /* The transposed NDHWC tile (a W-lane tile on transposed rows) exists for
  * the register-tiled sets only: the portable set lists no entry for it. */
 #define CPU_NDHWC_FIRST(isa, sym)                                                              \
@@ -218,15 +225,6 @@ static int icl_lanes_filled(const convt3d_shape *s, int64_t need, char *why, siz
     }
     return 1;
 }
-
-static int ndhwc_gl_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
-                               size_t why_size);
-static int ndhwc_gl_span_pays(const cpu_impl *im, const convt3d_shape *s, char *why,
-                              size_t why_size);
-static int ndhwc_tr_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
-                               size_t why_size);
-static int ndhwc_tr_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
-                                size_t why_size);
 
 /* Below a whole vector (8 <= C_in/G < ic_lanes, AVX-512 only) the tile
  * runs half-empty lanes and a lane sum for each output.  Round 38 (Zen 4,
@@ -502,11 +500,6 @@ static int ndhwc_tr_applicable(const cpu_impl *im, const convt3d_shape *s, char 
     }
     return 1;
 }
-
-static int ndhwc_pl_applicable(const cpu_impl *im, const convt3d_shape *s, char *why,
-                               size_t why_size);
-static int ndhwc_pl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
-                                size_t why_size);
 
 /* One group whose W phases hold fewer than 24 positions, where the
  * position-lane tile (after this one in the walk) takes the problem: that
