@@ -18,12 +18,21 @@
 static const cpu_family ncdhw_pw, ncdhw_colg, ncdhw_icl, ncdhw_oc, ncdhw, ndhwc_pw, ndhwc_dw, ndhwc_icl,
     ndhwc_tr, ndhwc_pl, ndhwc_gl, ndhwc;
 
-/* Predicates of later NDHWC families that an earlier family's rule asks
- * (whether the later tile would take the problem), defined with them. */
-typedef int cpu_predicate(const cpu_impl *im, const convt3d_shape *s, char *why,
-                          size_t why_size);
-static cpu_predicate ndhwc_gl_applicable, ndhwc_gl_span_pays, ndhwc_tr_applicable,
-    ndhwc_tr_passed_over, ndhwc_pl_applicable, ndhwc_pl_passed_over;
+/* Whether family f's kernel on im's instruction set would take s where the
+ * walk reaches it (it applies and its rule does not pass it over): what an
+ * earlier family's rule asks of a later one. */
+static int family_takes(const cpu_family *f, const cpu_impl *im, const convt3d_shape *s,
+                        char *why, size_t why_size)
+{
+    return (!f->applicable || f->applicable(im, s, why, why_size)) &&
+           !(f->passed_over && f->passed_over(im, s, why, why_size));
+}
+
+/* Taps an output has on average: the kernel volume over the stride product. */
+static double taps_an_output(const convt3d_shape *s)
+{
+    return (double)s->k_volume / ((double)s->s[0] * (double)s->s[1] * (double)s->s[2]);
+}
 
 /* The transposed NDHWC tile (a W-lane tile on transposed rows) exists for
  * the register-tiled sets only: the portable set lists no entry for it. */
@@ -241,18 +250,17 @@ static int icl_lanes_filled(const convt3d_shape *s, int64_t need, char *why, siz
 static int icl_half_vector_pays(const cpu_impl *im, const convt3d_shape *s, char *why,
                                 size_t why_size)
 {
-    if (s->groups > 1 && ndhwc_gl_applicable(im, s, why, why_size) &&
-        ndhwc_gl_span_pays(im, s, why, why_size)) {
+    if (family_takes(&ndhwc_gl, im, s, why, why_size)) {
         snprintf(why, why_size, "C_in/G=%lld fills half a vector; the grouped lanes fill theirs",
                  (long long)s->cig);
         return 0;
     }
-    if (ndhwc_tr_applicable(im, s, why, why_size) && !ndhwc_tr_passed_over(im, s, why, why_size)) {
+    if (family_takes(&ndhwc_tr, im, s, why, why_size)) {
         snprintf(why, why_size, "C_in/G=%lld fills half a vector; the W-lane tile takes it",
                  (long long)s->cig);
         return 0;
     }
-    const double taps = (double)s->k_volume / ((double)s->s[0] * (double)s->s[1] * (double)s->s[2]);
+    const double taps = taps_an_output(s);
     if (s->cog >= 3 && taps < 4.0) {
         snprintf(why, why_size,
                  "C_in/G=%lld fills half a vector and C_out/G=%lld lane sums end %.2f taps each "
@@ -430,7 +438,7 @@ static const cpu_family ndhwc_dw = {CONVT3D_LAYOUT_NDHWC, ndhwc_dw_kernel, ndhwc
 static int icl_sums_fed(const cpu_impl *im, const convt3d_shape *s, char *why, size_t why_size)
 {
     const int64_t lanes = im->isa->ic_lanes;
-    const double taps = (double)s->k_volume / ((double)s->s[0] * (double)s->s[1] * (double)s->s[2]);
+    const double taps = taps_an_output(s);
     const double fmas = taps * (double)((s->cig + lanes - 1) / lanes);
     if (fmas < 8.0) {
         snprintf(why, why_size,
@@ -513,8 +521,7 @@ static int ndhwc_tr_rows_short(const cpu_impl *im, const convt3d_shape *s, char 
                                size_t why_size)
 {
     const int64_t len = cpu_phase_len(s->out[2], s->s[2], 0);
-    if (s->groups != 1 || len >= 24 || !ndhwc_pl_applicable(im, s, why, why_size) ||
-        ndhwc_pl_passed_over(im, s, why, why_size))
+    if (s->groups != 1 || len >= 24 || !family_takes(&ndhwc_pl, im, s, why, why_size))
         return 0;
     snprintf(why, why_size, "one group, %lld positions a W phase: the position lanes take it",
              (long long)len);
@@ -543,8 +550,7 @@ static int ndhwc_tr_passed_over(const cpu_impl *im, const convt3d_shape *s, char
      * 4, k3x5x7 s2) the W lanes 1.45x faster). */
     const int few_out = s->groups >= 4 && 4 * s->cog <= im->isa->group_lanes &&
                         cpu_transposed_macs(s) < 128.0;
-    if (s->groups > 1 && (s->cig == 1 || few_out) && ndhwc_gl_applicable(im, s, why, why_size) &&
-        ndhwc_gl_span_pays(im, s, why, why_size)) {
+    if ((s->cig == 1 || few_out) && family_takes(&ndhwc_gl, im, s, why, why_size)) {
         snprintf(why, why_size, "%s a group: the grouped lanes fill theirs",
                  s->cig == 1 ? "one input channel" : "four or more groups of few output channels");
         return 1;
@@ -602,8 +608,7 @@ static int ndhwc_pl_passed_over(const cpu_impl *im, const convt3d_shape *s, char
     const int forced = env_forced("CONVT3D_CPU_PLN", why, why_size);
     if (forced >= 0)
         return !forced;
-    if (s->groups > 1 && ndhwc_gl_applicable(im, s, why, why_size) &&
-        ndhwc_gl_span_pays(im, s, why, why_size)) {
+    if (family_takes(&ndhwc_gl, im, s, why, why_size)) {
         snprintf(why, why_size, "%lld groups: the grouped lanes fill theirs across groups",
                  (long long)s->groups);
         return 1;
