@@ -688,6 +688,10 @@ static void cpu_ndhwc_choice(void)
         {"mb1 ic8 oc8 g4 in6x6x7 k3x3x3 s1x1x1 p1x1x1 op0x0x0", "_grouplanes_ndhwc__"},
         {"mb1 ic32 oc12 g4 in5x5x5 k1x5x3 s1x2x1 p0x1x0 op0x1x0", "@_grouplanes_ndhwc__"},
         {"mb1 ic32 oc16 g16 in8x8x24 k1x1x1 s2x2x2 p0x0x0 op1x1x1", "@_grouplanes_ndhwc__"},
+        /* pointwise, 8 output channels a group (half an AVX-512 vector;
+         * a whole AVX2 one, the pointwise GEMM's there): the grouped lanes
+         * (round 39: seed 41's random_28, 32 groups of 8 -> 8, 7.0 -> 1.6 ms) */
+        {"mb1 ic256 oc256 g32 in4x4x6 k1x1x1 s2x1x1 p0x0x0 op0x0x0", "@_grouplanes_ndhwc__"},
         /* 8 -> 7 channels a group: spans of two vectors do not pay */
         {"mb1 ic128 oc112 g16 in3x7x13 k4x1x5 s3x3x3 p1x0x1 op0x0x0", "!_grouplanes_ndhwc__"},
         /* one group of few output channels: no groups to lay across the
@@ -1034,6 +1038,63 @@ static void cpu_every_implementation_forced(void)
             CU_FAIL("an implementation never ran");
         }
     }
+}
+
+/* The whole-row NDHWC tiles (grouped lanes, depthwise) on pointwise rows,
+ * which take every channel block at a position before the next positions
+ * (cpu/ndhwc_rows.h) and stream y where its rows are whole aligned
+ * vectors: forced in each build, streaming forced on and off, y aligned and
+ * 12 bytes in, against the reference with and without bias.  C_out/G 8
+ * (half an AVX-512 vector), 4 and 1, C_out whole vectors or not, W strides
+ * 1-3 (outputs no input reaches), D padding that crops rows, and several
+ * channel blocks a position. */
+static void cpu_ndhwc_rows_pointwise(void)
+{
+    static const char *const cases[] = {
+        "mb2 ic256 oc256 g32 in3x4x13 k1x1x1 s1x1x1 p0x0x0 op0x0x0",
+        "mb1 ic64 oc128 g16 in2x3x9 k1x1x1 s2x2x2 p0x0x0 op1x1x1",
+        "mb1 ic48 oc24 g8 in2x3x11 k1x1x1 s1x2x3 p0x1x1 op0x1x2",
+        "mb1 ic64 oc64 g64 in2x3x21 k1x1x1 s1x1x2 p0x0x1 op0x0x1",
+        "mb1 ic16 oc32 g16 in3x2x5 k1x1x1 s2x1x1 p1x0x0 op1x0x0",
+        "mb1 ic40 oc40 g40 in2x2x1 k1x1x1 s1x2x3 p0x0x0 op0x1x2",
+    };
+    static const char *const names[] = {
+        "cpu/f32_phase_grouplanes_ndhwc__avx512", "cpu/f32_phase_grouplanes_ndhwc__avx2",
+        "cpu/f32_phase_depthwise_ndhwc__avx512", "cpu/f32_phase_depthwise_ndhwc__avx2"};
+    const convt3d_device cpu = CONVT3D_DEVICE_CPU_INIT;
+    int ran = 0;
+    for (int k = 0; k < COUNT(names); k++) {
+        if (cpu_lacks_isa(names[k]))
+            continue;
+        setenv("CONVT3D_IMPLEMENTATION", names[k], 1);
+        for (int i = 0; i < COUNT(cases); i++) {
+            convt3d_problem p = parse_problem(cases[i]);
+            p.layout = CONVT3D_LAYOUT_NDHWC;
+            if (convt3d_implementation_applies(names[k], &p, cpu, NULL) != CONVT3D_SUCCESS)
+                continue; /* depthwise: only the cases of one channel a group */
+            for (int v = 0; v < 4; v++) {
+                setenv("CONVT3D_CPU_STREAM", v & 1 ? "1" : "0", 1);
+                p.has_bias = v >> 1;
+                const int64_t off = v == 1 ? 3 : 0; /* streaming with y 12 bytes in too */
+                const uint64_t seed = test_seed() + 900 + (uint64_t)(40 * k + 4 * i + v);
+                check_result res = check_cpu_placed(&p, seed, off);
+                if (!res.ok)
+                    printf("\n  [%s, stream %d] %s: %s", names[k], v & 1, cases[i], res.message);
+                assert_check(&res, &p, seed);
+                ran++;
+            }
+            /* aligned y with streaming, the case that streams */
+            setenv("CONVT3D_CPU_STREAM", "1", 1);
+            check_result res = check_cpu_placed(&p, test_seed() + 990 + (uint64_t)i, 0);
+            if (!res.ok)
+                printf("\n  [%s, stream, aligned] %s: %s", names[k], cases[i], res.message);
+            assert_check(&res, &p, test_seed() + 990 + (uint64_t)i);
+        }
+        unsetenv("CONVT3D_IMPLEMENTATION");
+        unsetenv("CONVT3D_CPU_STREAM");
+    }
+    if (!ran)
+        test_skip("no whole-row NDHWC kernel is built for this CPU");
 }
 
 /* The position-lane NDHWC tile (cpu/poslanes.h), forced in each build that
@@ -1477,6 +1538,8 @@ void register_backend_tests(void)
         {"cpu: every implementation forced where it applies, refused elsewhere",
          cpu_every_implementation_forced},
         {"cpu: rows no input reaches, every implementation forced", cpu_empty_rows_filled},
+        {"cpu: grouped-lane and depthwise NDHWC tiles on pointwise rows, streamed and not",
+         cpu_ndhwc_rows_pointwise},
         {"cpu: GEMM spans and blocks of every length, every implementation forced",
          cpu_gemm_spans},
         {"cpu: the tiling policy on the bench shapes", cpu_tiling_policy},

@@ -31,6 +31,16 @@
 #ifndef CONVT3D_CPU_NDHWC_ROWS_H
 #define CONVT3D_CPU_NDHWC_ROWS_H
 
+/* What a tile needs of one vector of output channels (the table of every
+ * vector of C_out is built once an execute, ndhwc_lane_table): its lanes
+ * inside C_out and, for grouped lanes, its input span. */
+typedef struct ndhwc_lane_vec {
+    vi lane_ic;              /* grouped lanes: each lane's channel offset in the span */
+    int64_t span0;           /* where the span starts in a position's channels */
+    vmask keep;              /* lanes inside C_out */
+    vmask span, span_hi;     /* the span's lanes (span_hi: the lanes past VL) */
+} ndhwc_lane_vec;
+
 typedef struct ndhwc_rows_args {
     const float *x;          /* x at (n, channel 0) */
     const float *w;          /* packed weights + c0 (the tile's first channel) */
@@ -45,13 +55,9 @@ typedef struct ndhwc_rows_args {
     float *out;              /* y at the tile's first position, channel c0 */
     int64_t out_stride;      /* between positions: s_w * C_out */
     int64_t npos;            /* positions to write */
-    vmask keep[ROWS_MAXV];   /* lanes of each vector inside C_out */
+    const ndhwc_lane_vec *vec; /* the tile's first vector in the table */
     int full;                /* every lane of the tile is inside C_out */
-    /* grouped lanes only: where vector v's span starts in a position's
-     * channels, its lanes' offsets in the span, and the span's lanes */
-    int64_t span0[ROWS_MAXV];
-    vi lane_ic[ROWS_MAXV];
-    vmask span[ROWS_MAXV], span_hi[ROWS_MAXV]; /* span_hi: the lanes past VL */
+    int stream;              /* full, VL-aligned: streaming stores */
 } ndhwc_rows_args;
 
 typedef void (*ndhwc_rows_fn)(const ndhwc_rows_args *a);
@@ -60,7 +66,7 @@ typedef void (*ndhwc_rows_fn)(const ndhwc_rows_args *a);
 #define ROWS_INIT_ACC(A)                                                                       \
     CPU_UNROLL for (int v = 0; v < V; v++)                                                     \
     {                                                                                          \
-        const vf b_ = (A)->bias ? v_loadu_mask((A)->bias + v * VL, (A)->keep[v]) : v_zero();   \
+        const vf b_ = (A)->bias ? v_loadu_mask((A)->bias + v * VL, (A)->vec[v].keep) : v_zero(); \
         CPU_UNROLL for (int p = 0; p < P; p++)                                                 \
             acc[p][v] = b_;                                                                    \
     }
@@ -81,8 +87,14 @@ CPU_INLINE void ndhwc_rows_store(const ndhwc_rows_args *a, vf acc[ROWS_MAXP][ROW
     CPU_UNROLL for (int p = 0; p < P; p++) {
         if (p >= a->npos)
             break;
-        CPU_UNROLL for (int v = 0; v < V; v++)
-            v_storeu_mask(a->out + p * a->out_stride + v * VL, acc[p][v], a->keep[v]);
+        float *o = a->out + p * a->out_stride;
+        if (a->stream) {
+            CPU_UNROLL for (int v = 0; v < V; v++)
+                v_stream(o + v * VL, acc[p][v]);
+        } else {
+            CPU_UNROLL for (int v = 0; v < V; v++)
+                v_storeu_mask(o + v * VL, acc[p][v], a->vec[v].keep);
+        }
     }
 }
 
@@ -104,9 +116,9 @@ CPU_INLINE void ndhwc_dw_body(const ndhwc_rows_args *a, const int P, const int V
                 wv[v] = v_loadu(wp + v * VL); /* padded to whole vectors */
             CPU_UNROLL for (int p = 0; p < P; p++)
                 CPU_UNROLL for (int v = 0; v < V; v++) {
-                    /* span0[v] is the vector's first channel (cig = cog = 1) */
-                    const vf xv = full ? v_loadu(xp[p] + a->span0[v])
-                                       : v_loadu_mask(xp[p] + a->span0[v], a->keep[v]);
+                    /* span0 is the vector's first channel (cig = cog = 1) */
+                    const vf xv = full ? v_loadu(xp[p] + a->vec[v].span0)
+                                       : v_loadu_mask(xp[p] + a->vec[v].span0, a->vec[v].keep);
                     acc[p][v] = v_fma(xv, wv[v], acc[p][v]);
                 }
         }
@@ -138,14 +150,14 @@ CPU_INLINE void ndhwc_gl_body(const ndhwc_rows_args *a, const int P, const int V
             vf xs[ROWS_MAXP][ROWS_MAXV], xh[ROWS_MAXP][ROWS_MAXV];
             CPU_UNROLL for (int p = 0; p < P; p++)
                 CPU_UNROLL for (int v = 0; v < V; v++) {
-                    xs[p][v] = v_loadu_mask(xp[p] + a->span0[v], a->span[v]);
+                    xs[p][v] = v_loadu_mask(xp[p] + a->vec[v].span0, a->vec[v].span);
                     if (S == 2)
-                        xh[p][v] = v_loadu_mask(xp[p] + a->span0[v] + VL, a->span_hi[v]);
+                        xh[p][v] = v_loadu_mask(xp[p] + a->vec[v].span0 + VL, a->vec[v].span_hi);
                 }
             const float *wp = wr + a->kw[t].k * a->tap_stride;
             vi idx[ROWS_MAXV];
             CPU_UNROLL for (int v = 0; v < V; v++)
-                idx[v] = a->lane_ic[v];
+                idx[v] = a->vec[v].lane_ic;
             for (int64_t ic = 0; ic < cig; ic++) {
                 CPU_UNROLL for (int v = 0; v < V; v++) {
                     const vf wv = v_loadu(wp + v * VL);
@@ -186,37 +198,91 @@ static const ndhwc_rows_fn ndhwc_gl2_tiles[ROWS_MAXV][ROWS_MAXP] = {GL2_TILES(RE
 
 /* ---- the row ------------------------------------------------------------ */
 
-/* The per-vector fields of a tile whose first channel is c0: lane masks
- * inside C_out and, for grouped lanes, each vector's input span. */
-static void ndhwc_rows_vectors(const cpu_plan *pl, int64_t c0, int nvec, ndhwc_rows_args *a)
+/* Vector `first / VL` of C_out: its lanes inside C_out and, for grouped
+ * lanes, its input span. */
+static ndhwc_lane_vec ndhwc_lane_vec_of(const convt3d_shape *s, int64_t first)
+{
+    ndhwc_lane_vec t;
+    const int lanes = (int)cpu_min64(VL, s->cout - first);
+    t.keep = v_mask_range(0, lanes);
+    const int64_t g0 = first / s->cog, g1 = (first + lanes - 1) / s->cog;
+    const int64_t len = (g1 - g0 + 1) * s->cig; /* <= GL_SPAN_VECTORS * VL (registry) */
+    t.span0 = g0 * s->cig;
+    t.span = v_mask_range(0, (int)cpu_min64(VL, len));
+    t.span_hi = v_mask_range(0, (int)cpu_max64(0, cpu_min64(VL, len - VL)));
+    int off[VL];
+    for (int l = 0; l < VL; l++)
+        off[l] = l < lanes ? (int)(((first + l) / s->cog - g0) * s->cig) : 0;
+    t.lane_ic = v_iload(off);
+    return t;
+}
+
+/* The kernel scratch: the W tap list, then a flag and the table of every
+ * vector of C_out (the same for every row: built by the thread's first row
+ * of each execute, which finds the scratch zeroed, instead of its 16
+ * divisions a vector at every row). */
+#define ROWS_TABLE_AT(pl) (((size_t)(pl)->s.k[2] * sizeof(cpu_tap) + 63) / 64 * 64)
+
+static const ndhwc_lane_vec *ndhwc_lane_table(const cpu_plan *pl, const cpu_row_job *job)
+{
+    char *base = (char *)job->scratch + ROWS_TABLE_AT(pl);
+    ndhwc_lane_vec *table = (ndhwc_lane_vec *)(base + 64);
+    if (!*(int *)base) {
+        for (int64_t v = 0; v < pl->cout_pad / VL; v++)
+            table[v] = ndhwc_lane_vec_of(&pl->s, v * VL);
+        *(int *)base = 1;
+    }
+    return table;
+}
+
+/* Pointwise rows (one tap) take every channel block at a position before
+ * the next positions: x is then read a tile of positions at a time.  Block
+ * by block (the order for several taps, which keeps one block's weights in
+ * L1 across the row) read 1 KB positions a line pair at a time in eight
+ * passes over the row, at about half the bandwidth of a sequential read
+ * (round 39, Zen 4: seed 41's random_28, 32 groups of 8 -> 8 at k1, 7.0 ->
+ * 1.6 ms with the streaming stores below). */
+static int ndhwc_rows_blocks_inner(const convt3d_shape *s)
+{
+    return s->k[0] * s->k[1] * s->k[2] == 1;
+}
+
+/* Streaming stores, for a large y: whole aligned vectors only, and every
+ * line of a position written by one tile (blocks inner, blocks of whole
+ * lines), so no line is left half written. */
+static int ndhwc_rows_stream(const cpu_plan *pl, const cpu_row_job *job)
 {
     const convt3d_shape *s = &pl->s;
+    return pl->stream && ndhwc_rows_blocks_inner(s) && s->cout % VL == 0 &&
+           (size_t)pl->tile_b * VL * sizeof(float) % 64 == 0 &&
+           s->y_stride[4] % VL == 0 && (uintptr_t)job->y % (VL * sizeof(float)) == 0;
+}
+
+/* Block i of the row's channel blocks (tile_b vectors each): a's fields
+ * for it. */
+static int ndhwc_rows_block(const cpu_plan *pl, const cpu_row_job *job,
+                            const ndhwc_lane_vec *table, int64_t c0, ndhwc_rows_args *a)
+{
+    const convt3d_shape *s = &pl->s;
+    const int nvec = (int)cpu_min64(pl->tile_b, (s->cout - c0 + VL - 1) / VL);
+    a->vec = table + c0 / VL;
     a->full = c0 + (int64_t)nvec * VL <= s->cout;
-    for (int v = 0; v < nvec; v++) {
-        const int64_t first = c0 + (int64_t)v * VL;
-        const int lanes = (int)cpu_min64(VL, s->cout - first);
-        a->keep[v] = v_mask_range(0, lanes);
-        const int64_t g0 = first / s->cog, g1 = (first + lanes - 1) / s->cog;
-        const int64_t len = (g1 - g0 + 1) * s->cig; /* <= GL_SPAN_VECTORS * VL (registry) */
-        a->span0[v] = g0 * s->cig;
-        a->span[v] = v_mask_range(0, (int)cpu_min64(VL, len));
-        a->span_hi[v] = v_mask_range(0, (int)cpu_max64(0, cpu_min64(VL, len - VL)));
-        int off[VL];
-        for (int l = 0; l < VL; l++)
-            off[l] = l < lanes ? (int)(((first + l) / s->cog - g0) * s->cig) : 0;
-        a->lane_ic[v] = v_iload(off);
-    }
+    a->w = job->w + c0;
+    a->bias = job->bias ? job->bias + c0 : NULL;
+    return nvec;
 }
 
 /* The job's row, tile by tile: channel blocks of tile_b vectors, positions
  * in tiles of tile_a, each W phase on its own (tiles, the tap filter and
- * the output stride as in row_ndhwc). */
+ * the output stride as in row_ndhwc); blocks outer, or inner for
+ * pointwise rows (ndhwc_rows_blocks_inner). */
 static void ndhwc_rows_run(const cpu_plan *pl, const cpu_row_job *job,
                            const ndhwc_rows_fn tiles[ROWS_MAXV][ROWS_MAXP])
 {
     const convt3d_shape *s = &pl->s;
-    const int P = pl->tile_a, VB = pl->tile_b;
+    const int P = pl->tile_a;
     const int64_t sw = s->s[2], outw = s->out[2], ys4 = s->y_stride[4];
+    const int64_t block = (int64_t)pl->tile_b * VL;
     ndhwc_rows_args a;
     a.x = job->x;
     a.zeros = pl->zeros;
@@ -228,17 +294,30 @@ static void ndhwc_rows_run(const cpu_plan *pl, const cpu_row_job *job,
     a.cout_pad = pl->cout_pad;
     a.tap_stride = s->cig * pl->cout_pad;
     a.out_stride = sw < outw ? sw * ys4 : 0; /* one output a phase: no stride */
+    a.stream = ndhwc_rows_stream(pl, job);
+    const ndhwc_lane_vec *table = ndhwc_lane_table(pl, job);
     cpu_tap *kw = job->scratch;
-    for (int64_t c0 = 0; c0 < s->cout; c0 += (int64_t)VB * VL) {
-        const int nvec = (int)cpu_min64(VB, (s->cout - c0 + VL - 1) / VL);
-        ndhwc_rows_vectors(pl, c0, nvec, &a);
-        a.w = job->w + c0;
-        a.bias = job->bias ? job->bias + c0 : NULL;
+    a.kw = kw;
+    ndhwc_tile_at t;
+    if (ndhwc_rows_blocks_inner(s)) {
         ndhwc_tile_iter it = ndhwc_tile_iter_of(pl, job, P);
-        ndhwc_tile_at t;
         while (ndhwc_tile_next(pl, job, &it, kw, &t)) {
             a.nkw = t.nkw;
-            a.kw = kw;
+            a.j0 = t.j0;
+            a.npos = t.npos;
+            for (int64_t c0 = 0; c0 < s->cout; c0 += block) {
+                const int nvec = ndhwc_rows_block(pl, job, table, c0, &a);
+                a.out = job->y + (t.j0 * sw + t.c) * ys4 + c0;
+                tiles[nvec - 1][t.npos - 1](&a);
+            }
+        }
+        return;
+    }
+    for (int64_t c0 = 0; c0 < s->cout; c0 += block) {
+        const int nvec = ndhwc_rows_block(pl, job, table, c0, &a);
+        ndhwc_tile_iter it = ndhwc_tile_iter_of(pl, job, P);
+        while (ndhwc_tile_next(pl, job, &it, kw, &t)) {
+            a.nkw = t.nkw;
             a.j0 = t.j0;
             a.out = job->y + (t.j0 * sw + t.c) * ys4 + c0;
             a.npos = t.npos;
@@ -269,7 +348,7 @@ static void plan_ndhwc_rows(cpu_plan *pl, int maxv, const int *pos_max)
 {
     cpu_plan_set_tiling(pl, cpu_tiling_ndhwc_rows(&pl->s, VL, maxv, pos_max));
     pl->cout_pad = (pl->s.cout + VL - 1) / VL * VL;
-    pl->scratch_bytes = (size_t)pl->s.k[2] * sizeof(cpu_tap);
+    pl->scratch_bytes = ROWS_TABLE_AT(pl) + 64 + (size_t)(pl->cout_pad / VL) * sizeof(ndhwc_lane_vec);
 }
 
 static void plan_ndhwc_dw(cpu_plan *pl)
