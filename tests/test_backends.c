@@ -547,6 +547,16 @@ static void cpu_lanes_choice(void)
     CU_ASSERT(runs_oc_lanes(oc, stride3k4));
     CU_ASSERT(!runs_oc_lanes(oc, k6));
     CU_ASSERT(!runs_oc_lanes(oc, dilated));
+    /* W phases of at most 7/16 of a vector, or 9/16 from C_in/G <= 3: the
+     * output-channel tile whatever its lanes waste (round 39: seed 41's
+     * random_66, 2 -> 2 k5 s3 on W 4; depthwise on W 4); AVX2's 8 lanes
+     * are not checked */
+    if (strstr(name, "__avx512")) {
+        CU_ASSERT(runs_oc_lanes(cpu, "mb2 ic2 oc2 g1 in6x6x4 k5x5x5 s3x3x3 p0x0x0 op0x0x0"));
+        CU_ASSERT(runs_oc_lanes(cpu, "mb1 ic8 oc8 g8 in5x5x4 k3x3x3 s2x2x2 p0x1x1 op0x0x0"));
+        CU_ASSERT(runs_oc_lanes(cpu, "mb1 ic3 oc2 g1 in4x4x9 k3x3x3 s2x2x2 p1x1x1 op0x0x0"));
+        CU_ASSERT(!runs_oc_lanes(cpu, "mb1 ic4 oc2 g1 in4x4x9 k3x3x3 s2x2x2 p1x1x1 op0x0x0"));
+    }
     for (int kw = 4; kw <= 5; kw++)
         for (int sw = 1; sw <= 3; sw++)
             for (int pw = 0; pw < sw && pw < kw; pw++) {
@@ -726,7 +736,7 @@ static void cpu_ndhwc_choice(void)
         {"mb1 ic4 oc2 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
         {"mb1 ic64 oc64 g64 in4x8x32 k1x1x1 s2x2x2 p0x0x0 op1x1x1", "_depthwise_ndhwc__"},
         /* one channel each side: x and y lie as in NCDHW, planned as NCDHW */
-        {"mb2 ic1 oc1 g1 in6x7x9 k4x1x3 s2x2x2 p0x0x1 op0x0x0", "_ncdhw__"},
+        {"mb2 ic1 oc1 g1 in6x7x9 k4x1x3 s2x2x2 p0x0x1 op0x0x0", "_ncdhw"},
         {"mb3 ic1 oc1 g1 in5x5x5 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_ncdhw__"},
     };
     for (int i = 0; i < COUNT(cases); i++) {

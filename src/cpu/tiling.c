@@ -62,6 +62,19 @@ static int64_t w_lane_lanes(const convt3d_shape *s, int64_t VL)
     return lanes;
 }
 
+/* W phases so short that the W-lane tile pays its per-row and per-tap
+ * costs for a few lanes: the output-channel tile, whatever its lanes
+ * waste, from phases of at most 7/16 of a vector, or 9/16 with C_in/G <= 3.
+ * Round 39 (Zen 4, 2 threads, AVX-512 tiles forced, seeds 1-20 of --random
+ * with phases of at most 12): faster on 40 of the 50 problems this takes,
+ * slower on 6, geomean 1.24x (seed 41's random_66, 2 -> 2, k5 s3 on W 4:
+ * 0.67 -> 0.25 ms; depthwise 194 groups on W 4: 35 -> 26 ms). */
+static int ocl_rows_short(const convt3d_shape *s, int64_t VL)
+{
+    const int64_t jl = cpu_phase_len(s->out[2], s->s[2], 0);
+    return 16 * jl <= 7 * VL || (16 * jl <= 9 * VL && s->cig <= 3);
+}
+
 /* The output-channel tile is chosen when its lanes waste no more than the
  * W-lane tile's (channel lanes past C_out/G against W lanes past each
  * phase's row and under tap masks), except against a W-lane tile at its
@@ -72,6 +85,8 @@ int cpu_ocl_worthwhile(const convt3d_shape *s, const cpu_tile_limits *lim, char 
                        size_t why_size)
 {
     const int64_t VL = lim->lanes, K = s->k[2], S = s->s[2];
+    if (ocl_rows_short(s, VL))
+        return 1;
     const double oc_use = (double)s->cog / (double)(VL * ((s->cog + VL - 1) / VL));
     if (oc_use * (double)w_lane_lanes(s, VL) < (double)w_row_pairs(s)) {
         snprintf(why, why_size,
