@@ -38,6 +38,8 @@
 
 #define CPU_UNROLL _Pragma("GCC unroll 32")
 #define CPU_INLINE static inline __attribute__((always_inline))
+/* Vectors in one 64-byte cache line (at least one). */
+#define LINE_VECS (VL * 4 >= 64 ? 1 : 64 / (VL * 4))
 /* Hides a pointer's value from the optimiser, so that stepping it costs one
  * add per step where GCC would otherwise keep a register or a stack slot for
  * each unrolled step's address (see NCDHW_ACCUMULATE). */
@@ -151,9 +153,9 @@ CPU_INLINE void ncdhw_tile_body(const ncdhw_tile_args *a, const int O, const int
 /* Both phases of a stride-2 block in one call: phase 0 (a0) goes to its
  * buffer as usual, then phase 1 (a1) is interleaved with it straight from the
  * accumulators into y at a1->out (channels a1->out_stride apart), nout
- * outputs per channel: streamed where a whole aligned vector is written (nt:
- * y rows VL-aligned), stored through a mask elsewhere.  Saves the second
- * buffer pass and a separate interleave loop per block. */
+ * outputs per channel: streamed where every vector of a cache line is
+ * written whole (nt: y rows line-aligned), stored through a mask elsewhere.
+ * Saves the second buffer pass and a separate interleave loop per block. */
 CPU_INLINE void ncdhw_pair_body(const ncdhw_tile_args *a0, const ncdhw_tile_args *a1,
                                 int64_t nout, int nt, const int O, const int V)
 {
@@ -168,7 +170,7 @@ CPU_INLINE void ncdhw_pair_body(const ncdhw_tile_args *a0, const ncdhw_tile_args
     CPU_UNROLL for (int h = 0; h < 2 * V; h++) {
         const int64_t n = cpu_min64(cpu_max64(nout - h * VL, 0), VL);
         keep[h] = v_mask_range(0, (int)n);
-        whole[h] = nt && n == VL;
+        whole[h] = nt && nout >= (h / LINE_VECS + 1) * LINE_VECS * VL;
     }
     CPU_UNROLL for (int o = 0; o < O; o++)
         CPU_UNROLL for (int v = 0; v < V; v++) {
@@ -230,20 +232,32 @@ enum ncdhw_out_mode { NCDHW_DIRECT, NCDHW_BUFFERED, NCDHW_PAIR, NCDHW_STRIDED };
 /* Streaming (non-temporal) stores, for outputs far larger than the caches:
  * their lines are not read again soon, and streaming spares the
  * read-for-ownership of each.  Only where every channel row of the block
- * starts VL-aligned: partial lines written with plain stores next to
- * streamed ones cost more than streaming saves (measured: kernelbench with a
- * 16-byte-aligned y, 20% slower than without streaming). */
-static int ncdhw_can_stream(const cpu_plan *pl, const float *y0)
+ * starts `align` floats aligned: partial lines written with plain stores next
+ * to streamed ones cost more than streaming saves (measured: kernelbench with
+ * a 16-byte-aligned y, 20% slower than without streaming). */
+static int ncdhw_can_stream(const cpu_plan *pl, const float *y0, int64_t align)
 {
-    return pl->stream && (uintptr_t)y0 % (VL * sizeof(float)) == 0 &&
-           pl->s.y_stride[1] % VL == 0;
+    return pl->stream && (uintptr_t)y0 % ((size_t)align * sizeof(float)) == 0 &&
+           pl->s.y_stride[1] % align == 0;
 }
 
-/* dst[0 .. n) = src[0 .. n); dst VL-aligned, whole vectors streamed. */
+/* Where one call writes a row's stretch and the rest of its lines come much
+ * later (another row or block), a line must be streamed whole in that call:
+ * a line left half written by streaming stores costs the core a partial
+ * write.  With 8-lane vectors (AVX2) a row of 24 outputs streamed its third
+ * half line that way, and random_120 of seed 45 (Zen 3) ran 2.8x slower than
+ * without streaming.  Rows so streamed start on a line. */
+static int ncdhw_can_stream_lines(const cpu_plan *pl, const float *y0)
+{
+    return ncdhw_can_stream(pl, y0, LINE_VECS * VL);
+}
+
+/* dst[0 .. n) = src[0 .. n); dst line-aligned, whole lines streamed. */
 static void stream_copy(float *dst, const float *src, int64_t n)
 {
+    const int64_t lines = n / (LINE_VECS * VL) * (LINE_VECS * VL);
     int64_t i = 0;
-    for (; i + VL <= n; i += VL)
+    for (; i < lines; i += VL)
         v_stream(dst + i, v_loadu(src + i));
     memcpy(dst + i, src + i, (size_t)(n - i) * sizeof(float));
 }
@@ -389,7 +403,7 @@ static void ncdhw_row_into(const cpu_plan *pl, const cpu_row_job *job, int64_t y
                 float *yb = job->y + oc0 * ys1;
                 const int64_t jr = j0 - jy; /* j0 relative to y */
                 const int nt =
-                    stream && ncdhw_can_stream(pl, yb + jr * (mode == NCDHW_PAIR ? 2 : 1));
+                    stream && ncdhw_can_stream_lines(pl, yb + jr * (mode == NCDHW_PAIR ? 2 : 1));
                 /* without streaming, stride-1 tiles store straight into y */
                 const int direct = mode == NCDHW_DIRECT || (mode == NCDHW_BUFFERED && !nt);
                 a.out_stride = direct ? ys1 : L;
@@ -637,7 +651,10 @@ static void row_ncdhw_oc(const cpu_plan *pl, const cpu_row_job *job)
                     a.skip |= 1u << e;
             a.x = job->x + i0;
             a.out = job->y + oc0 * s->y_stride[1] + o0;
-            a.stream = np == VL && ncdhw_can_stream(pl, a.out);
+            /* a line's vectors come from consecutive tiles here, close
+             * enough in time to stream them one at a time (random_156 of
+             * seed 45, Zen 3: 24 ms streamed, 32 not) */
+            a.stream = np == VL && ncdhw_can_stream(pl, a.out, VL);
             ocl_tile(s, nvec, np)(&a);
         }
     }
