@@ -688,6 +688,14 @@ static void cpu_ndhwc_choice(void)
         {"mb1 ic256 oc128 g32 in3x3x5 k2x4x2 s2x2x2 p0x0x0 op0x0x0", "@_grouplanes_ndhwc__"},
         {"mb1 ic256 oc32 g32 in3x4x6 k4x4x4 s2x2x2 p1x1x1 op0x0x0", "@_transposed_ndhwc__"},
         {"mb1 ic9 oc4 g1 in5x6x7 k2x2x2 s2x2x2 p0x0x0 op0x0x0", "@_gather_ndhwc__"},
+        /* AVX2's half vector (round 40): 4-7 input channels, where they
+         * fill twice the lanes that the gather tile's output channels
+         * would (seed 21's s21_196, 5 -> 1, 2.6x; 16 groups of 6 -> 1),
+         * not with 4 output channels (0.45-0.72x) */
+        {"mb1 ic5 oc1 g1 in4x5x9 k3x3x3 s3x3x3 p0x0x1 op0x0x0", "%_iclanes_ndhwc__"},
+        {"mb1 ic96 oc16 g16 in4x5x7 k3x3x3 s3x2x3 p1x1x0 op0x0x0", "%_iclanes_ndhwc__"},
+        {"mb1 ic4 oc2 g1 in4x5x8 k2x2x2 s2x2x2 p0x0x0 op0x0x0", "%_iclanes_ndhwc__"},
+        {"mb1 ic4 oc4 g1 in4x5x8 k2x2x2 s2x2x2 p0x0x0 op0x0x0", "!_iclanes_ndhwc__"},
         /* one input channel a group: the groups across the lanes, not the
          * W lanes of one group (round 26: seed 3's 8 groups of 1 -> 2) */
         {"mb1 ic8 oc16 g8 in6x6x7 k5x5x5 s1x1x1 p0x0x1 op0x0x0", "_grouplanes_ndhwc__"},
@@ -721,17 +729,22 @@ static void cpu_ndhwc_choice(void)
          * random_61, 6 -> 2, k5 s2, 29 a phase) */
         {"mb2 ic2 oc4 g1 in5x6x15 k3x3x3 s1x1x1 p0x0x0 op0x0x0", "@_poslanes_ndhwc__"},
         {"mb1 ic6 oc2 g1 in4x5x27 k5x5x5 s2x2x2 p0x0x0 op0x0x0", "@_transposed_ndhwc__"},
+        /* with AVX2 also longer phases from 1-2 input channels (round 40:
+         * 7 of 7, 1.18-3.47x; 26 positions here) */
+        {"mb1 ic1 oc2 g1 in3x4x24 k3x3x3 s1x1x1 p0x0x0 op0x0x0", "%_poslanes_ndhwc__"},
         {"mb1 ic8 oc8 g1 in3x4x20 k3x3x3 s2x2x2 p1x1x1 op1x1x1", "_gather_ndhwc__"},
         /* kernel 1x1x1: the pointwise GEMM, unless groups of few output
          * channels leave its lanes idle (then the lanes across groups), or
          * a few output channels come from many inputs (then the input
          * channels in the lanes: at most 2, or 4 at stride 1 or from 8
-         * vectors) */
+         * vectors; the 3-4 cases at stride 2 hold on AVX-512 and AVX2
+         * alike: 32 channels are 2 or 4 vectors, 128 are 8 or 16) */
         {"mb1 ic16 oc31 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
         {"mb1 ic64 oc2 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
         {"mb1 ic64 oc2 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
         {"mb1 ic64 oc4 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
-        {"mb1 ic64 oc4 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
+        {"mb1 ic32 oc4 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
+        {"mb1 ic128 oc4 g1 in4x4x16 k1x1x1 s2x2x2 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
         {"mb1 ic256 oc4 g1 in3x4x13 k1x1x1 s1x2x2 p0x0x0 op0x0x0", "_iclanes_ndhwc__"},
         {"mb1 ic4 oc2 g1 in4x4x16 k1x1x1 s1x1x1 p0x0x0 op0x0x0", "_pointwise_ndhwc__"},
         {"mb1 ic64 oc64 g64 in4x8x32 k1x1x1 s2x2x2 p0x0x0 op1x1x1", "_depthwise_ndhwc__"},
@@ -752,15 +765,18 @@ static void cpu_ndhwc_choice(void)
         const char *name = convt3d_plan_kernel_name(plan);
         /* the portable kernel has no transposed or position-lane variant: its
          * gather tile instead */
-        const char *kind = strstr(name, "__generic") && cases[i].kind[0] != '@' &&
+        const int any_isa = cases[i].kind[0] != '@' && cases[i].kind[0] != '%';
+        const char *kind = strstr(name, "__generic") && any_isa &&
                                    (strstr(cases[i].kind, "_transposed_") ||
                                     strstr(cases[i].kind, "_poslanes_"))
                                ? "_gather_ndhwc__"
                                : cases[i].kind;
         /* "!k": any kernel but k; "@k": k where the kernel is AVX-512's
-         * (two-vector spans), any kernel elsewhere */
+         * (two-vector spans), any kernel elsewhere; "%k": k where the
+         * kernel is AVX2's, any elsewhere */
         const int ok = kind[0] == '!'   ? strstr(name, kind + 1) == NULL
                        : kind[0] == '@' ? !strstr(name, "__avx512") || strstr(name, kind + 1)
+                       : kind[0] == '%' ? !strstr(name, "__avx2") || strstr(name, kind + 1)
                                         : strstr(name, kind) != NULL;
         if (!ok)
             printf("\n  FAILED: %s (NDHWC) ran %s, expected %s kernel", cases[i].desc, name,

@@ -237,7 +237,7 @@ static int icl_lanes_filled(const convt3d_shape *s, int64_t need, char *why, siz
     return 1;
 }
 
-/* Below a whole vector (8 <= C_in/G < ic_lanes, AVX-512 only) the tile
+/* Below a whole vector (half a vector <= C_in/G < ic_lanes) the tile
  * runs half-empty lanes and a lane sum for each output.  Round 38 (Zen 4,
  * 2 threads, bench/NOTES.md) timed it against the tiles the walk took
  * before: on seeds 1-20 of --random it lost to the W-lane tile on
@@ -252,6 +252,20 @@ static int icl_lanes_filled(const convt3d_shape *s, int64_t need, char *why, siz
 static int icl_half_vector_pays(const cpu_impl *im, const convt3d_shape *s, char *why,
                                 size_t why_size)
 {
+    /* The lanes here must fill at least twice the share of a vector that
+     * the gather tile's output-channel lanes fill: never binding with
+     * AVX-512 (C_out/G <= 4 of 16 lanes against 8 or more of 16), but with
+     * AVX2 it leaves 4 output channels (half of 8 lanes) to the gather tile,
+     * and 3 unless C_in/G >= 6.  Round 40 (Zen 3, 1 thread, forced against
+     * the walk's tile on the 99 NDHWC problems of seeds 1-20 with C_in/G
+     * 4-7): with 4 output channels the lanes here lost all 6 (0.45-0.72x). */
+    if (2 * s->cog * im->isa->ic_lanes > s->cig * im->isa->vector_lanes) {
+        snprintf(why, why_size,
+                 "C_in/G=%lld fills half a vector, not twice the share of C_out/G=%lld in the "
+                 "gather tile's lanes",
+                 (long long)s->cig, (long long)s->cog);
+        return 0;
+    }
     if (family_takes(&ndhwc_gl, im, s, why, why_size)) {
         snprintf(why, why_size, "C_in/G=%lld fills half a vector; the grouped lanes fill theirs",
                  (long long)s->cig);
@@ -278,13 +292,16 @@ static int icl_half_vector_pays(const cpu_impl *im, const convt3d_shape *s, char
  * over half), while the tile of one group uses C_out/G of its lanes -- at
  * most 4 of 8 (AVX2) or 16 (AVX-512) -- and pays a broadcast an FMA, and the
  * grouped-lanes tile cannot hold the input span of more than one such group
- * in a vector.  On AVX-512 also from 8 input channels, half a vector,
- * where icl_half_vector_pays.  Below that the channel-lane tiles stay
- * (their lanes across groups can be full). */
+ * in a vector.  Also from half a vector of input channels (8 with
+ * AVX-512, 4 with AVX2) where icl_half_vector_pays.  Below that the
+ * channel-lane tiles stay (their lanes across groups can be full). */
 static int ndhwc_icl_passed_over(const cpu_impl *im, const convt3d_shape *s, char *why,
                                  size_t why_size)
 {
-    if (!icl_lanes_filled(s, cpu_min64(im->isa->ic_lanes, 8), why, why_size))
+    /* half a vector with SIMD lanes; the portable kernel's 8 partial sums
+     * stay whole */
+    const int64_t ic = im->isa->ic_lanes;
+    if (!icl_lanes_filled(s, im->isa->vector_lanes > 1 ? ic / 2 : ic, why, why_size))
         return 1;
     return s->cig < im->isa->ic_lanes && !icl_half_vector_pays(im, s, why, why_size);
 }
@@ -518,15 +535,23 @@ static int ndhwc_tr_applicable(const cpu_impl *im, const convt3d_shape *s, char 
  * threads, both forced on the 24 problems of seeds 1-4 and 15-20 that the
  * two tiles took in turn): the position lanes faster on all 12 with 4-18
  * positions a phase (1.01-2.58x), slower on 8 of the 12 with 24-34 (to
- * 0.41x). */
+ * 0.41x).  With 8-lane vectors (AVX2) also longer phases from at most 2
+ * input channels: round 40 (Zen 3, 1 thread, both forced on the 49
+ * one-group problems of seeds 1-40 that the walk gave the W-lane tile) the
+ * position lanes were faster on all 7 such problems that they take (24-31
+ * positions a phase, 1.18-3.47x), and slower on 8 of 10 with 3-4 input
+ * channels; AVX-512 was not measured so. */
 static int ndhwc_tr_rows_short(const cpu_impl *im, const convt3d_shape *s, char *why,
                                size_t why_size)
 {
     const int64_t len = cpu_phase_len(s->out[2], s->s[2], 0);
-    if (s->groups != 1 || len >= 24 || !family_takes(&ndhwc_pl, im, s, why, why_size))
+    const int few_inputs = s->cig <= 2 && im->isa->vector_lanes <= 8;
+    if (s->groups != 1 || (len >= 24 && !few_inputs) ||
+        !family_takes(&ndhwc_pl, im, s, why, why_size))
         return 0;
-    snprintf(why, why_size, "one group, %lld positions a W phase: the position lanes take it",
-             (long long)len);
+    snprintf(why, why_size,
+             "one group, %lld positions a W phase from C_in/G=%lld: the position lanes take it",
+             (long long)len, (long long)s->cig);
     return 1;
 }
 
