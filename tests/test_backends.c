@@ -1518,6 +1518,26 @@ static void cpu_tiling_policy(void)
         CU_ASSERT(cpu_ndhwc_tr_rows(&s, cpu_tiling_ncdhw(&s, &lim).chunk, &r));
         CU_ASSERT(r.slots >= 1 && r.row >= s.in[2] + r.left && r.row % 16 == 0);
     }
+    /* Short W phases go to the output-channel tile whatever its lanes
+     * waste: up to 12 positions with 8 lanes (round 40, Zen 3), up to 7/16
+     * of a vector with 16 (9/16 from at most 3 input channels); one
+     * channel a group otherwise wastes 15 of 16 or 7 of 8 of its lanes. */
+    const struct {
+        const char *desc;
+        int ocl16, ocl8;
+    } rows[] = {
+        {"mb1 ic1 oc1 g1 in4x4x12 k3x3x3 s2x2x2 p1x1x1 op1x1x1", 0, 1}, /* 12 a phase */
+        {"mb1 ic1 oc1 g1 in4x4x13 k3x3x3 s2x2x2 p1x1x1 op1x1x1", 0, 0}, /* 13 */
+        {"mb1 ic1 oc1 g1 in4x4x4 k3x3x3 s2x2x2 p1x1x1 op1x1x1", 1, 1},  /* 4 */
+    };
+    for (int i = 0; i < COUNT(rows); i++) {
+        convt3d_shape s;
+        const convt3d_problem p = parse_problem(rows[i].desc);
+        CU_ASSERT_EQUAL_FATAL(convt3d_shape_from_problem(&p, &s), CONVT3D_SUCCESS);
+        char why[256] = "";
+        CU_ASSERT_EQUAL(cpu_ocl_worthwhile(&s, &lim, why, sizeof why), rows[i].ocl16);
+        CU_ASSERT_EQUAL(cpu_ocl_worthwhile(&s, &lim8, why, sizeof why), rows[i].ocl8);
+    }
 }
 
 void register_backend_tests(void)

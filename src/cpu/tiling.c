@@ -68,10 +68,17 @@ static int64_t w_lane_lanes(const convt3d_shape *s, int64_t VL)
  * Round 39 (Zen 4, 2 threads, AVX-512 tiles forced, seeds 1-20 of --random
  * with phases of at most 12): faster on 40 of the 50 problems this takes,
  * slower on 6, geomean 1.24x (seed 41's random_66, 2 -> 2, k5 s3 on W 4:
- * 0.67 -> 0.25 ms; depthwise 194 groups on W 4: 35 -> 26 ms). */
+ * 0.67 -> 0.25 ms; depthwise 194 groups on W 4: 35 -> 26 ms).  With
+ * 8-lane vectors (AVX2) from phases of at most 12: round 40 (Zen 3, 1
+ * thread, both tiles forced on the 165 problems of seeds 1-20 with phases
+ * of at most 16 that the walk gave the W-lane tile) the output-channel
+ * tile was faster on 83 of 101 with 4-12 positions (geomean 1.27x, any
+ * C_in/G), slower on 19 of 25 with 13-16 at W stride 2. */
 static int ocl_rows_short(const convt3d_shape *s, int64_t VL)
 {
     const int64_t jl = cpu_phase_len(s->out[2], s->s[2], 0);
+    if (VL <= 8)
+        return jl <= 12;
     return 16 * jl <= 7 * VL || (16 * jl <= 9 * VL && s->cig <= 3);
 }
 
