@@ -17,6 +17,14 @@ extern "C" {
 CONVT3D_INTERNAL const char *convt3d_cuda_walk_choice(const convt3d_shape *shape, int smem_optin,
                                                       int smem_sm, int num_sms);
 
+/* The same choice as convt3d_cuda_walk_choice, and its plan described into
+ * buf (the implementation's describe: e.g. the implicit-GEMM engine's block
+ * shape and cluster size), for tests of the planners' rules.  Only in a build
+ * with CUDA (gpu.cu): callers guard it with CONVT3D_HAVE_CUDA. */
+CONVT3D_INTERNAL const char *convt3d_cuda_walk_describe(const convt3d_shape *shape,
+                                                        int smem_optin, int smem_sm, int num_sms,
+                                                        char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

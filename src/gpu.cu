@@ -278,6 +278,25 @@ const char *convt3d_cuda_walk_choice(const convt3d_shape *shape, int smem_optin,
     return name;
 }
 
+const char *convt3d_cuda_walk_describe(const convt3d_shape *shape, int smem_optin, int smem_sm,
+                                       int num_sms, char *buf, size_t size)
+{
+    const ct3d::device_limits lim = {smem_optin, smem_sm, num_sms};
+    const ct3d::cuda_overrides none = {nullptr, nullptr, nullptr, nullptr, nullptr};
+    if (size > 0)
+        buf[0] = '\0';
+    ct3d::cuda_plan *k = new (std::nothrow) ct3d::cuda_plan;
+    if (!k)
+        return nullptr;
+    const char *name = nullptr;
+    if (ct3d::cuda_choose(shape, lim, none, nullptr, 0, k) == CONVT3D_SUCCESS) {
+        name = k->impl->name;
+        k->impl->describe(*k, buf, size);
+    }
+    delete k;
+    return name;
+}
+
 /* f16 or bf16 weights (host or device pointer) widened into a new host f32
  * array (*out, freed by the caller): the kernels read packed f32 weights
  * whatever the data type, and every half value is exact in f32. */

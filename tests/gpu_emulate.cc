@@ -483,6 +483,7 @@ int g_dilated[2], g_w_dilated[2];
 /* Tensor-core problems whose A tile went in runs along W, and of them with x
  * one element off 16-byte alignment (the summary line reports them). */
 int g_runs, g_runs_off;
+int g_igemm_cs_odd, g_igemm_cs_wide; /* clusters of 3, 6 or 12 blocks; of more than 8 */
 
 /* The body for shape t, K-contiguous A or not (only the tensor cores have
  * that path: the FMA engine's is never instantiated), runs along W or not
@@ -563,9 +564,16 @@ int run_igemm_as(int i, convt3d_dtype type)
     const bool kc = igemm_kc_applies(&d.s, MATH);
     const igemm_shape t = shapes[rand_in(0, tc ? 2 : 5)];
     const bool off = want_runs && i % 2 == 1; /* x one element past 16-byte alignment */
-    const int cs = 1 << rand_in(0, 3);
+    /* powers of two to 8 (portable), and 3, 6, 12, 16 (any size splits
+     * K; 9-16 the non-portable sizes), at most 1024 emulated threads */
+    static const int sizes[] = {1, 2, 4, 8, 3, 6, 12, 16};
+    int cs = sizes[rand_in(0, 7)];
+    if (cs * 32 * t.wm * t.wn > 1024)
+        cs = 1 << rand_in(0, 3);
     igemm_params p;
     size_t smem;
+    g_igemm_cs_odd += (cs & (cs - 1)) != 0;
+    g_igemm_cs_wide += cs > kIgemmPortableCluster;
     if (!igemm_fill(&d.s, t, MATH, kc, cs, &p, &smem)) {
         printf("FAILED igemm_fill\n");
         return 1;
@@ -1436,6 +1444,9 @@ int main(int argc, char **argv)
         printf(" (dilated: %d NCDHW, %d NDHWC; a W dilation not dividing the W stride: %d "
                "NCDHW, %d NDHWC)",
                g_dilated[0], g_dilated[1], g_w_dilated[0], g_w_dilated[1]);
+    if (igemm)
+        printf(" (clusters of 3/6/12 blocks: %d; of 12/16, past the portable 8: %d)",
+               g_igemm_cs_odd, g_igemm_cs_wide);
     if (igemm && g_runs)
         printf(" (runs along W: %d, x off alignment in %d)", g_runs, g_runs_off);
     if (fewout)

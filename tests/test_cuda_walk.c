@@ -492,6 +492,132 @@ static void test_round38_rule(void)
     CU_ASSERT_EQUAL(walk_cases_failed(cases, sizeof cases / sizeof cases[0], "round 38"), 0);
 }
 
+/* The plan the walk makes for p described (convt3d_cuda_walk_describe) into
+ * buf: the implementation's name, or NULL (none, or a build without CUDA). */
+static const char *walk_describe(const convt3d_problem *p, convt3d_math_mode math, char *buf,
+                                 size_t size)
+{
+    buf[0] = '\0';
+#if CONVT3D_HAVE_CUDA
+    convt3d_shape s;
+    if (convt3d_shape_from_problem(p, &s) != CONVT3D_SUCCESS)
+        return NULL;
+    s.math = math;
+    return convt3d_cuda_walk_describe(&s, H200_SMEM_OPTIN, H200_SMEM_SM, H200_SMS, buf, size);
+#else
+    (void)p;
+    (void)math;
+    (void)size;
+    return NULL;
+#endif
+}
+
+/* The implicit-GEMM engine's cluster size in a described plan ("clusters of
+ * N"), or 0 where the plan is another kernel's. */
+static int igemm_cluster_of(const char *name, const char *desc)
+{
+    const char *at = name && strstr(name, "igemm") ? strstr(desc, "clusters of ") : NULL;
+    return at ? atoi(at + strlen("clusters of ")) : 0;
+}
+
+/* The FMA engine's tile and cluster size on the tiny-volume class and
+ * unet_3d deconv7/8 (igemm/plan.cu: igemm_small_grid_tile, then
+ * igemm_cluster_size), the plans that rounds 36 and 38 timed (H100: unet_3d
+ * deconv8 / deconv7 NCDHW 0.360 / 0.344 ms on 2 x 1 warps in clusters of 8,
+ * cuDNN fp32 0.155 / 0.161).  Pinned so that a change of either rule shows
+ * here and is measured first (round 40 prepared a sweep of every compiled
+ * tile against cluster sizes 2-16 but got no GPU).  And no automatic plan
+ * of the engine uses a cluster of more than 8 blocks (the portable limit;
+ * 9-16 run only through CONVT3D_CUDA_IGEMM until measured): the class list
+ * and a grid of many-channel problems on small volumes, both layouts, f32
+ * in every math mode and f16. */
+typedef struct {
+    const char *desc; /* bench descriptor, f32 */
+    const char *plan; /* what the plan's description must contain */
+} plan_case;
+
+static void test_igemm_tiny_plans(void)
+{
+    if (no_cuda())
+        return;
+    static const plan_case cases[] = {
+        {"g1mb1ic512ih9iw9id8oc256oh11ow11od10kh3kw3kd3sh1sw1sd1ph0pw0dh0dw0_layoutncdhw",
+         "cuda/f32_igemm_8x8: warps 2 x 1 (tile 128 x 32), clusters of 8, 80 tiles"},
+        {"g1mb1ic256ih11iw11id10oc256oh13ow13od12kh3kw3kd3sh1sw1sd1ph0pw0dh0dw0_layoutncdhw",
+         "cuda/f32_igemm_8x8: warps 2 x 1 (tile 128 x 32), clusters of 8, 128 tiles"},
+        {"g1mb1ic512ih7iw7id6oc256oh11ow11od10kh3kw3kd3sh1sw1sd1ph0pw0dh1dw1dd1_layoutncdhw",
+         "cuda/f32_igemm_8x8: warps 2 x 1 (tile 128 x 32), clusters of 8, 80 tiles"},
+        {"mb1ic512oc256_id4kd4sd2pd1_layoutncdhw",
+         "cuda/f32_igemm_8x8: warps 1 x 4 (tile 64 x 128), clusters of 8, 16 tiles"},
+        {"mb2ic256oc256_id8kd3pd1_layoutncdhw",
+         "cuda/f32_igemm_8x8: warps 2 x 1 (tile 128 x 32), clusters of 8, 64 tiles"},
+        {"mb4ic512oc512_id4kd3pd1_layoutndhwc",
+         "cuda/f32_igemm_8x8: warps 2 x 1 (tile 128 x 32), clusters of 8, 32 tiles"},
+        {"mb8ic256oc128_id5kd3sd2pd1_layoutncdhw",
+         "cuda/f32_igemm_8x8: warps 2 x 4 (tile 128 x 128), clusters of 8, 48 tiles"},
+        {"mb1ic384oc256_id6kd2sd2_layoutndhwc",
+         "cuda/f32_igemm_8x8: warps 2 x 1 (tile 128 x 32), clusters of 4, 128 tiles"},
+    };
+    int bad = 0;
+    char buf[512];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const convt3d_problem p = problem_of_desc(cases[i].desc, CONVT3D_F32);
+        const char *name = walk_describe(&p, CONVT3D_MATH_F32, buf, sizeof buf);
+        if (!name || !strstr(buf, cases[i].plan)) {
+            printf("\n  FAILED %s: planned \"%s\", not \"%s\"", cases[i].desc, buf,
+                   cases[i].plan);
+            bad++;
+        }
+    }
+    /* automatic plans: portable clusters only */
+    case_list cl;
+    CU_ASSERT_FATAL(read_classes(&cl) == 0);
+    int engine = 0, wide = 0;
+    static const convt3d_math_mode maths[] = {CONVT3D_MATH_F32, CONVT3D_MATH_TF32,
+                                              CONVT3D_MATH_3XTF32, CONVT3D_MATH_F32};
+    for (size_t i = 0; i < cl.n; i++) {
+        if (cl.v[i].kind != CASE_RUN)
+            continue;
+        for (int m = 0; m < 4; m++) {
+            convt3d_problem p = cl.v[i].problem;
+            if (m == 3) /* f16 data */
+                p.x_type = p.w_type = p.bias_type = p.y_type = CONVT3D_F16;
+            const char *name = walk_describe(&p, maths[m], buf, sizeof buf);
+            const int cs = igemm_cluster_of(name, buf);
+            engine += cs > 0;
+            if (cs > 8) {
+                printf("\n  FAILED %s: %s", cl.v[i].label, buf);
+                wide++;
+            }
+        }
+    }
+    cases_free(&cl);
+    static const int chans[] = {128, 256, 512}, vols[] = {3, 4, 6, 9};
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int v = 0; v < 4; v++)
+                for (int k = 2; k <= 4; k++)
+                    for (int st = 1; st <= 2; st++)
+                        for (int l = 0; l < 2; l++) {
+                            const convt3d_problem p =
+                                make_problem(1 + (v & 1) * 3, chans[a], chans[b] / 2, 1,
+                                             vols[v], vols[v], vols[v], k, st, k / 2 - 1 + (st == 1), 0, 0,
+                                             l ? CONVT3D_LAYOUT_NDHWC : CONVT3D_LAYOUT_NCDHW);
+                            const char *name =
+                                walk_describe(&p, CONVT3D_MATH_F32, buf, sizeof buf);
+                            const int cs = igemm_cluster_of(name, buf);
+                            engine += cs > 0;
+                            if (cs > 8) {
+                                printf("\n  FAILED: %s", buf);
+                                wide++;
+                            }
+                        }
+    printf("\n  %d plans of the engine, %d with clusters past 8 ", engine, wide);
+    CU_ASSERT(engine > 100);
+    CU_ASSERT_EQUAL(wide, 0);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* Depthwise NDHWC goes to the channels-last depthwise kernel, NCDHW to the
  * depthwise tile kernel (where it applies: W stride <= 2) but for fewer
  * taps than stride phases, which go to the four-output depthwise kernel
@@ -1049,6 +1175,9 @@ void register_cuda_walk_tests(void)
          test_round35_rule},
         {"round 38: many channels on a tiny volume with a small phase grid: the FMA engine",
          test_round38_rule},
+        {"round 40: the FMA engine's tile and cluster size on tiny volumes pinned; automatic "
+         "clusters of at most 8 blocks",
+         test_igemm_tiny_plans},
         {"few input channels, <= 1 product an output, NCDHW (or 1-2 where the engine would "
          "take them): the few-input kernel",
          test_fewin_rule},

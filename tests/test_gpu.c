@@ -390,7 +390,8 @@ static void test_applies_is_exact(void)
  * partial chunks, one-thread-wide tiles, channel sub-blocks wider than Cog,
  * input-channel slices (ks 2 and 4, more slices than some chunks'
  * channels), the fused W slot pair off; every compiled block shape and
- * cluster sizes 1 to 8 (more ranks than some tiles' K steps). */
+ * cluster sizes 1 to 16 (12 and 16: Hopper's non-portable sizes; more ranks
+ * than some tiles' K steps). */
 static void test_random_forced(void)
 {
     if (skip_without_gpu())
@@ -398,8 +399,8 @@ static void test_random_forced(void)
     static const char *const tiles[] = {NULL,          "1,2,2,8,3",     "4,2,4,1,2",
                                         "2,4,1,4,5",   "16,2,1,1,7",    "3,1,2,16,2",
                                         "4,2,2,4,8,2", "2,2,2,8,6,4",   "4,2,1,4,8,2,0"};
-    static const char *const igemm_tiles[] = {NULL,    "2,4,1", "4,2,2", "2,2,4", "4,1,8",
-                                              "1,4,2", "2,1,1", "2,4,8", "4,1,1"};
+    static const char *const igemm_tiles[] = {NULL,    "2,4,1", "4,2,2",  "2,2,4", "4,1,8",
+                                              "1,4,2", "2,1,16", "2,4,8", "2,4,12"};
     const char *names[MAX_IMPLS];
     const int n = cuda_impls(names);
     const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
@@ -490,7 +491,7 @@ static void test_igemm_channels(void)
     if (skip_without_gpu())
         return;
     static const char *const shapes[] = {"2,4,1", "4,2,2", "2,2,4", "4,1,8",
-                                         "1,4,1", "2,1,2", "2,4,8", "4,1,1"};
+                                         "1,4,1", "2,1,16", "2,4,8", "4,1,6"};
     const char *count_env = getenv("CONVT3D_TEST_PROBLEMS");
     const int count = count_env && *count_env ? (atoi(count_env) + 3) / 4 : 48;
     rng r = rng_make(test_seed() * 37 + 11);

@@ -12,7 +12,9 @@
  *   CONVT3D_CUDA_TILE=tx,ty,tz,toc,cic[,ks[,fuse[,occ[,align]]]]  the phase
  *       kernel's tiling, where it fits (else ignored, with a note);
  *   CONVT3D_CUDA_IGEMM=wm,wn[,cs]  the implicit-GEMM kernel's block shape
- *       and cluster size, where compiled (else ignored, with a note);
+ *       and cluster size (cs 1-16, 0: the planner's; above 8 the
+ *       non-portable cluster sizes of Hopper), where compiled (else
+ *       ignored, with a note);
  *   CONVT3D_CUDA_FEWOUT=cs  the few-output kernel's largest cluster size
  *       (1, 2, 4 or 8; 1: small grids take more slices a block instead;
  *       else ignored, with a note);

@@ -104,7 +104,10 @@ cudaError_t igemm_prepare(const cuda_plan &k, int smem_optin)
         const igemm_fn fn = igemm_kernel_for(ip, kc != 0);
         if (!fn)
             return cudaErrorInvalidDeviceFunction;
-        const cudaError_t err = raise_smem_cap(reinterpret_cast<const void *>(fn), smem_optin);
+        cudaError_t err = raise_smem_cap(reinterpret_cast<const void *>(fn), smem_optin);
+        if (err == cudaSuccess && ip.p.cs > kIgemmPortableCluster)
+            err = cudaFuncSetAttribute(reinterpret_cast<const void *>(fn),
+                                       cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
         if (err != cudaSuccess)
             return err;
     }

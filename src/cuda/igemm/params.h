@@ -38,6 +38,12 @@ constexpr int kIgemmMaxStride = 8;
 constexpr int kIgemmMaxClasses = 64;
 /* Input channels a K step takes. */
 constexpr int kIgemmBK = 16;
+/* Blocks a cluster at most: the portable limit is 8; 9-16 need the
+ * non-portable cluster size (cudaFuncAttributeNonPortableClusterSizeAllowed,
+ * set by igemm_prepare), which Hopper (H100, H200) allows.  Any size from 1
+ * up: block r takes K steps [steps * r / cs, steps * (r + 1) / cs). */
+constexpr int kIgemmMaxCluster = 16;
+constexpr int kIgemmPortableCluster = 8;
 
 /* The engine's inner product: FMA on f32 (exact, the default), tensor
  * cores with mma.sync m16n8k8 TF32 (fp32 accumulation) on f32 inputs

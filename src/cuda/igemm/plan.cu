@@ -139,7 +139,7 @@ bool igemm_tc_shape_compiled(igemm_shape t)
 bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, bool kc, int cs,
                 igemm_params *pp, size_t *smem)
 {
-    if (cs != 1 && cs != 2 && cs != 4 && cs != 8)
+    if (cs < 1 || cs > kIgemmMaxCluster)
         return false;
     const int bm = 64 * t.wm, bn = 32 * t.wn;
     igemm_params p;
@@ -279,8 +279,7 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
     if (parse_igemm(tile, forced)) {
         const igemm_shape f = {forced[0], forced[1]};
         if (igemm_shape_compiled(f) && (math == IGEMM_FFMA || igemm_tc_shape_compiled(f)) &&
-            (forced[2] == 0 || forced[2] == 1 || forced[2] == 2 ||
-                                        forced[2] == 4 || forced[2] == 8)) {
+            forced[2] >= 0 && forced[2] <= kIgemmMaxCluster) {
             t = f;
             cs = forced[2];
         } else {

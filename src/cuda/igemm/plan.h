@@ -42,8 +42,9 @@ bool igemm_applies(const convt3d_shape *s, char *why, size_t why_size);
 int igemm_entry_math(const cuda_impl &e);
 
 /* Fills *p for warps shape t, inner product math, kc (igemm_kc_applies:
- * the shared memory of the K-contiguous A tile too) and cluster size cs (1,
- * 2, 4 or 8) and the block's shared memory; false if it does not fit. */
+ * the shared memory of the K-contiguous A tile too) and cluster size cs (1
+ * to kIgemmMaxCluster) and the block's shared memory; false if it does not
+ * fit. */
 bool igemm_fill(const convt3d_shape *s, igemm_shape t, int math, bool kc, int cs,
                 igemm_params *p, size_t *smem);
 
