@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cpu/cachesize.h"
+#include "cpu/kernels.h"
 #include "cpu/tiling.h"
 #include "test_util.h"
 
@@ -1540,6 +1541,44 @@ static void cpu_tiling_policy(void)
         CU_ASSERT_EQUAL(cpu_ocl_worthwhile(&s, &lim, why, sizeof why), rows[i].ocl16);
         CU_ASSERT_EQUAL(cpu_ocl_worthwhile(&s, &lim8, why, sizeof why), rows[i].ocl8);
     }
+    /* The NDHWC gather tile under the AVX2 description (8 lanes, 16
+     * registers): channel blocks of up to 4 vectors, split evenly, then the
+     * positions the registers leave (3 x 4: 12 accumulators, 3 broadcasts
+     * and a weight vector).  Round 41 (Zen 3): 4 vectors as one block of 4
+     * instead of two of 2, 8 as 4 + 4 instead of 3 + 3 + 2. */
+    const cpu_tile_limits avx2 = {8, 3, {12, 6, 4, 0}, 1, {12, 0}, 4, {12, 6, 4, 3}, 16};
+    const struct {
+        const char *desc;
+        int pos, vecs;
+    } gather[] = {
+        {"mb2 ic32 oc32 g1 in32x32x32 k3x3x3 s1x1x1 p1x1x1 op0x0x0", 3, 4},   /* k3s1p1 */
+        {"mb1 ic256 oc128 g1 in8x16x16 k3x3x3 s2x2x2 p1x1x1 op1x1x1", 3, 4}, /* wide: 4 x 4 */
+        {"mb1 ic8 oc64 g1 in8x8x8 k3x3x3 s1x1x1 p1x1x1 op0x0x0", 3, 4},      /* 8: 4 + 4 */
+        {"mb1 ic8 oc40 g1 in8x8x8 k3x3x3 s1x1x1 p1x1x1 op0x0x0", 4, 3},      /* 5: 3 + 2 */
+        {"mb1 ic8 oc24 g1 in8x8x8 k3x3x3 s1x1x1 p1x1x1 op0x0x0", 4, 3},
+        {"mb1 ic8 oc16 g1 in8x8x8 k3x3x3 s1x1x1 p1x1x1 op0x0x0", 6, 2},
+        {"mb1 ic8 oc8 g1 in8x8x3 k3x3x3 s1x1x1 p1x1x1 op0x0x0", 3, 1},       /* 3 a row */
+    };
+    for (int i = 0; i < COUNT(gather); i++) {
+        convt3d_shape s;
+        const convt3d_problem p = parse_problem(gather[i].desc);
+        CU_ASSERT_EQUAL_FATAL(convt3d_shape_from_problem(&p, &s), CONVT3D_SUCCESS);
+        const cpu_tiling t = cpu_tiling_ndhwc(&s, &avx2);
+        CU_ASSERT(t.tile_a == gather[i].pos && t.tile_b == gather[i].vecs);
+        if (t.tile_a != gather[i].pos || t.tile_b != gather[i].vecs)
+            printf("\n  %s: NDHWC gather %d x %d", gather[i].desc, t.tile_a, t.tile_b);
+        /* the tile fits the registers, one way or the other (phase_tile.h) */
+        CU_ASSERT(t.tile_a * t.tile_b + (t.tile_a < t.tile_b ? t.tile_a : t.tile_b) + 1 <=
+                  avx2.vector_regs);
+    }
+#if CONVT3D_HAVE_CPU_AVX2
+    /* the description above is the AVX2 build's (cpu/phase_avx2.c) */
+    const cpu_tile_limits *built = &convt3d_cpu_isa_avx2.limits;
+    CU_ASSERT(built->lanes == avx2.lanes && built->ndhwc_maxv == avx2.ndhwc_maxv &&
+              built->vector_regs == avx2.vector_regs);
+    for (int v = 0; v < avx2.ndhwc_maxv; v++)
+        CU_ASSERT_EQUAL(built->ndhwc_pos_max[v], avx2.ndhwc_pos_max[v]);
+#endif
 }
 
 void register_backend_tests(void)

@@ -87,10 +87,14 @@ static inline __attribute__((always_inline)) void v_transpose_lanes(vf r[8])
 /* NDHWC tiles prefetch the weights 4 input channels ahead (bench/NOTES.md
  * round 9: measured on Zen 3 only). */
 #define NDHWC_PREFETCH_W 4
-#define NDHWC_MAXV 3
+/* Up to 4 channel vectors by 3 positions: 12 accumulators, the 3
+ * broadcasts and one weight vector at a time (the 4 x 3 order of
+ * phase_tile.h); where C_out/G is 4 or 7+ vectors, one x read and fewer
+ * ragged blocks than blocks of 2-3 (bench/NOTES.md round 41, Zen 3). */
+#define NDHWC_MAXV 4
 #define NDHWC_MAXP 12
-#define NDHWC_POS_MAX {12, 6, 4}
-#define NDHWC_TILES(X) UPTO12(X, 1) UPTO6(X, 2) UPTO4(X, 3)
+#define NDHWC_POS_MAX {12, 6, 4, 3}
+#define NDHWC_TILES(X) UPTO12(X, 1) UPTO6(X, 2) UPTO4(X, 3) X(1, 4) X(2, 4) X(3, 4)
 
 /* NDHWC over whole rows: depthwise tiles as the NDHWC ones; grouped-lanes
  * tiles keep each position's input span too, so half the accumulators. */

@@ -696,12 +696,22 @@ typedef void (*ndhwc_tile_fn)(const ndhwc_tile_args *a);
     do {                                                                                       \
         const float *xb = xr + a->j0 + a->kw[t].delta;                                         \
         for (int64_t ic = 0; ic < cig; ic++, xb += a->x_plane, wp += cogp) {                   \
-            vf wv[NDHWC_MAXV];                                                                 \
-            CPU_UNROLL for (int v = 0; v < V; v++) wv[v] = v_loadu(wp + v * VL);               \
-            CPU_UNROLL for (int p = 0; p < P; p++)                                             \
-            {                                                                                  \
-                const vf xv = v_bcast(xb + p);                                                 \
-                CPU_UNROLL for (int v = 0; v < V; v++) acc[p][v] = v_fma(xv, wv[v], acc[p][v]); \
+            if (P * V + V + 1 <= VREGS) {                                                      \
+                vf wv[NDHWC_MAXV];                                                             \
+                CPU_UNROLL for (int v = 0; v < V; v++) wv[v] = v_loadu(wp + v * VL);           \
+                CPU_UNROLL for (int p = 0; p < P; p++)                                         \
+                {                                                                              \
+                    const vf xv = v_bcast(xb + p);                                             \
+                    CPU_UNROLL for (int v = 0; v < V; v++) acc[p][v] = v_fma(xv, wv[v], acc[p][v]); \
+                }                                                                              \
+            } else {                                                                           \
+                vf xv[NDHWC_MAXP];                                                             \
+                CPU_UNROLL for (int p = 0; p < P; p++) xv[p] = v_bcast(xb + p);                \
+                CPU_UNROLL for (int v = 0; v < V; v++)                                         \
+                {                                                                              \
+                    const vf wv = v_loadu(wp + v * VL);                                        \
+                    CPU_UNROLL for (int p = 0; p < P; p++) acc[p][v] = v_fma(xv[p], wv, acc[p][v]); \
+                }                                                                              \
             }                                                                                  \
         }                                                                                      \
     } while (0)
@@ -746,13 +756,26 @@ CPU_INLINE void ndhwc_tile_body(const ndhwc_tile_args *a, const int P, const int
                     __builtin_prefetch(wp + NDHWC_PREFETCH_W * cogp);
                     __builtin_prefetch(wp + NDHWC_PREFETCH_W * cogp + V * VL - 1);
                 }
-                vf wv[NDHWC_MAXV];
-                CPU_UNROLL for (int v = 0; v < V; v++)
-                    wv[v] = v_loadu(wp + v * VL);
-                CPU_UNROLL for (int p = 0; p < P; p++) {
-                    const vf xb = v_bcast(xp[p] + ic);
+                if (P * V + V + 1 <= VREGS) {
+                    vf wv[NDHWC_MAXV];
                     CPU_UNROLL for (int v = 0; v < V; v++)
-                        acc[p][v] = v_fma(xb, wv[v], acc[p][v]);
+                        wv[v] = v_loadu(wp + v * VL);
+                    CPU_UNROLL for (int p = 0; p < P; p++) {
+                        const vf xb = v_bcast(xp[p] + ic);
+                        CPU_UNROLL for (int v = 0; v < V; v++)
+                            acc[p][v] = v_fma(xb, wv[v], acc[p][v]);
+                    }
+                } else {
+                    /* weights one at a time, the positions' broadcasts kept:
+                     * P x V accumulators + P + 1 fit where + V + 1 do not */
+                    vf xb[NDHWC_MAXP];
+                    CPU_UNROLL for (int p = 0; p < P; p++)
+                        xb[p] = v_bcast(xp[p] + ic);
+                    CPU_UNROLL for (int v = 0; v < V; v++) {
+                        const vf wv = v_loadu(wp + v * VL);
+                        CPU_UNROLL for (int p = 0; p < P; p++)
+                            acc[p][v] = v_fma(xb[p], wv, acc[p][v]);
+                    }
                 }
                 wp += cogp;
             }
