@@ -522,17 +522,18 @@ static int igemm_cluster_of(const char *name, const char *desc)
 
 /* The FMA engine's tile and cluster size where even an eight-block split
  * of its widest tile leaves block slots idle (igemm/plan.cu:
- * igemm_small_grid_tile, igemm_row_cluster_size): with C_out/G > 64 one warp
- * row (1 x 4 warps, 64 positions x 128 channels) in clusters of the largest
- * power of two up to 16 that leaves each block at least 4 K steps; with
- * C_out/G <= 64 still 2 x 1 warps in clusters of at most 8; the plans that
- * fill the GPU with their 8-warp tile keep it (tiny_c256to128_5_b8).
+ * igemm_small_grid_tile, igemm_row_cluster_size): with C_out/G > 64 and at
+ * least 16 K steps one warp row (1 x 4 warps, 64 positions x 128 channels)
+ * in clusters of the largest power of two up to 16 that leaves each block
+ * at least 4 K steps; with fewer K steps or C_out/G <= 64 still 2 x 1 warps
+ * in clusters of at most 8; the plans that fill the GPU with their 8-warp
+ * tile keep it (tiny_c256to128_5_b8).
  * Round 40's sweep (H100) fitted the rule on the tiny-volume class and
  * unet_3d deconv7/8, round 41 measured it out of sample (bench/NOTES.md).
  * Rows: those problems (the 1 x 4 tile past 64 positions a phase, clusters
- * of 16, of 4 where 24 K steps allow no more), two of the kind round 41
- * drew (2 x 128 channels on 5^3 at stride 1; 96 output channels, 12 K
- * steps: clusters of 2), and the branches left as they were.  And every
+ * of 16, of 4 where 24 K steps allow no more), one of the kind round 41
+ * drew (2 x 128 channels on 5^3 at stride 1), and the branches left as they
+ * were.  And every
  * automatic plan of the engine with a cluster past 8 (the non-portable
  * sizes) is the FMA engine's row tile: the class list in f32, tf32, 3xtf32
  * and f16, and a grid of many-channel problems on small volumes, both
@@ -562,9 +563,14 @@ static void test_igemm_tiny_plans(void)
         {"mb4ic512oc512_id4kd3pd1_layoutndhwc", ROW_TILE "16, 16 tiles"},
         {"mb1ic384oc256_id6kd2sd2_layoutndhwc", ROW_TILE "4, 64 tiles"},
         {"mb2ic128oc128_id5kd3pd1_layoutncdhw", ROW_TILE "16, 4 tiles"},
-        {"mb1ic192oc96_id6kd2sd2_layoutndhwc", ROW_TILE "2, 32 tiles"},
-        /* left as they were: the 8-warp tile that fills the GPU; 2 x 1 warps
-           for C_out/G <= 64 */
+        /* left as they were: fewer than 16 K steps (clusters of 1-2: round
+           41 measured the row tile slower there: 96 output channels, 12 K
+           steps; s4304_r65, 11 x 4 -> 256 channels, k1); the 8-warp tile
+           that fills the GPU; 2 x 1 warps for C_out/G <= 64 */
+        {"mb1ic192oc96_id6kd2sd2_layoutndhwc",
+         "cuda/f32_igemm_8x8: warps 2 x 1 (tile 128 x 32), clusters of 2, 48 tiles"},
+        {"g1mb11_ic4id4ih4iw4_oc256od4oh4ow4_kd1kh1kw1_sd1sh1sw1_pd0ph0pw0_dd2dh0dw1_bias1_layoutncdhw",
+         "cuda/f32_igemm_8x8: warps 2 x 1 (tile 128 x 32), clusters of 1, 48 tiles"},
         {"mb8ic256oc128_id5kd3sd2pd1_layoutncdhw",
          "cuda/f32_igemm_8x8: warps 2 x 4 (tile 128 x 128), clusters of 8, 48 tiles"},
         {"mb2ic256oc64_id5kd3pd1_layoutncdhw",

@@ -520,8 +520,9 @@ static void test_igemm_channels(void)
 /* The FMA engine's automatic plans where its widest tile leaves the GPU
  * idle (igemm/plan.cu: igemm_small_grid_tile, igemm_row_cluster_size): one
  * warp row of 64 x 128 in clusters of up to 16 blocks (Hopper's
- * non-portable sizes; on 132 multiprocessors: 16, 16, 2 and 16 for these
- * problems, tests/test_cuda_walk.c), both layouts: exact on small integers,
+ * non-portable sizes; on 132 multiprocessors 16 for the first, second and
+ * fourth problem; the third, 12 K steps, keeps 2 x 1 warps in clusters of
+ * 2), both layouts: exact on small integers,
  * within TOL on uniform data, the same bits on a second run (a cluster's
  * partial sums meet in rank order). */
 static void test_igemm_row_tile_auto(void)

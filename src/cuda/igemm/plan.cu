@@ -253,14 +253,21 @@ static bool igemm_grid_unfilled(const igemm_params &p, igemm_shape t, int math, 
 /* The FMA engine's tile where the planner's widest leaves the GPU part
  * idle (round 10 sweep, H200, bench/NOTES.md): nothing if t fills it.
  * - Even an eight-block split of t leaves block slots idle: tiles of
- *   one warp row (64 x 128, four warps a block) when C_out/G > 64, split
- *   in clusters of up to 16 (igemm_row_cluster_size), else 128 x 32 (2,1),
- *   each block a quarter of the warps.  Round 10 (H200) took the row tile
- *   only where the largest phase had at most 64 positions
- *   (tiny_c512to256_4_k4s2: 0.114 -> 0.082 ms); round 40's sweep (H100)
- *   found it, in clusters of up to 16, the fastest or within 4% on the
- *   larger phases of this branch too (tiny_c256_8_k3s1, tiny_c512_4_k3s1,
- *   unet_3d deconv7/8, both layouts: 1.14-2.24x the 2 x 1 plans).
+ *   one warp row (64 x 128, four warps a block) when C_out/G > 64 and the
+ *   heaviest tile's K steps allow clusters of at least 4
+ *   (igemm_row_cluster_size: up to 16), else 128 x 32 (2,1), each block a
+ *   quarter of the warps.  Round 10 (H200) took the row tile only where
+ *   the largest phase had at most 64 positions (tiny_c512to256_4_k4s2:
+ *   0.114 -> 0.082 ms); round 40's sweep (H100) found it, in clusters of
+ *   up to 16, the fastest or within 4% on the larger phases of this branch
+ *   too (tiny_c256_8_k3s1, tiny_c512_4_k3s1, unet_3d deconv7/8, both
+ *   layouts: 1.14-2.24x the 2 x 1 plans).  Round 41 (H100, 72 problems of
+ *   fresh random seeds that the row tile changed, old vs new library):
+ *   with clusters of 4-16 38 of 48 faster by more than 3%, 5 slower
+ *   (0.93-0.96x), geomean 1.21x; with clusters of 1-2 (fewer than 16 K
+ *   steps: no split to make up for half the blocks) 5 of 24 faster, 12
+ *   slower (0.84x at worst), geomean 0.97x -- hence the bound of 4, chosen
+ *   from that check and not yet checked on other problems.
  * - An eight-warp tile whose cluster split still leaves slots idle: four
  *   warps (2,2), twice the blocks a multiprocessor (sw3_c48_k3x3x5 0.031
  *   -> 0.028 ms at 4 blocks a tile, the 7x7x5 k2s2 corpus problem 0.039 ->
@@ -269,7 +276,8 @@ static bool igemm_small_grid_tile(const convt3d_shape *s, const igemm_params &p,
                                   bool kc, const device_limits &lim, igemm_shape *out)
 {
     if (igemm_grid_unfilled(p, t, IGEMM_FFMA, kc, lim)) {
-        *out = s->cog > 64 ? igemm_shape{1, 4} : igemm_shape{2, 1};
+        const bool row = s->cog > 64 && igemm_row_cluster_size(p) >= 4;
+        *out = row ? igemm_shape{1, 4} : igemm_shape{2, 1};
         return true;
     }
     const int cs = igemm_cluster_size(p, t, IGEMM_FFMA, kc, lim);
