@@ -517,6 +517,47 @@ static void test_igemm_channels(void)
     }
 }
 
+/* The FMA engine's automatic plans where its widest tile leaves the GPU
+ * idle (igemm/plan.cu: igemm_small_grid_tile, igemm_row_cluster_size): one
+ * warp row of 64 x 128 in clusters of up to 16 blocks (Hopper's
+ * non-portable sizes; on 132 multiprocessors 16 for the first, second and
+ * fourth problem; the third, 12 K steps, keeps 2 x 1 warps in clusters of
+ * 2), both layouts: exact on small integers,
+ * within TOL on uniform data, the same bits on a second run (a cluster's
+ * partial sums meet in rank order). */
+static void test_igemm_row_tile_auto(void)
+{
+    if (skip_without_gpu())
+        return;
+    const convt3d_problem ps[] = {
+        make_problem(1, 256, 128, 1, 4, 4, 4, 4, 2, 1, 0, 1, CONVT3D_LAYOUT_NCDHW),
+        make_problem(2, 128, 128, 1, 5, 5, 5, 3, 1, 1, 0, 0, CONVT3D_LAYOUT_NCDHW),
+        make_problem(1, 192, 96, 1, 6, 6, 6, 2, 2, 0, 0, 1, CONVT3D_LAYOUT_NCDHW),
+        make_problem(1, 256, 80, 1, 4, 4, 4, 3, 1, 1, 0, 1, CONVT3D_LAYOUT_NCDHW),
+    };
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        for (int layout = 0; layout < 2; layout++)
+            for (int exact = 0; exact <= 1; exact++) {
+                convt3d_problem p = ps[i];
+                p.layout = (convt3d_layout)layout;
+                problem_data d;
+                CU_ASSERT_FATAL(data_make(&d, &p, 4100 + 4 * i + 2 * layout + exact, exact));
+                float *y1 = malloc((size_t)d.ny * sizeof(float));
+                float *y2 = malloc((size_t)d.ny * sizeof(float));
+                CU_ASSERT_FATAL(y1 && y2);
+                const char *name = NULL;
+                CU_ASSERT(run_on_stream(&d, 0, &name, y1) && run_on_stream(&d, 0, NULL, y2));
+                if (!name || !strstr(name, "igemm"))
+                    report(&p, "automatic plan", name ? name : "none");
+                CU_ASSERT(name && strstr(name, "igemm"));
+                CU_ASSERT(compare(&d, y1, exact, "row tile, automatic"));
+                CU_ASSERT(memcmp(y1, y2, (size_t)d.ny * sizeof(float)) == 0);
+                free(y1);
+                free(y2);
+                data_free(&d);
+            }
+}
+
 /* The half entry of the few-output kernel (cuda/f16_fewout_ksplit or
  * cuda/bf16_fewout_ksplit) forced on p in that type, with and without bias,
  * against the reference with the type's tolerance and the exact
@@ -1267,6 +1308,9 @@ static const test_entry gpu_tests[] = {
     {"cuda: random problems, every implementation and tiling forced", test_random_forced},
     {"cuda: edge cases, every implementation", test_edge_cases},
     {"cuda: implicit-GEMM kernel, many channels, each block shape", test_igemm_channels},
+    {"cuda: implicit-GEMM FMA row tile in clusters of up to 16, automatic, exact and bitwise "
+     "repeatable",
+     test_igemm_row_tile_auto},
     {"cuda: few-output-channel kernel, C_in/G 16-256, chunks, small grids, both layouts, f32/f16/bf16",
      test_fewout_channels},
     {"cuda: channels-last depthwise kernel, channel counts, registry harness",

@@ -213,6 +213,32 @@ int igemm_cluster_size(const igemm_params &p, igemm_shape t, int math, bool kc,
     return cs;
 }
 
+/* The cluster size of the one-warp-row tile (1 x 4 warps, 64 positions x
+ * 128 channels) that igemm_small_grid_tile takes where even an eight-block
+ * split of the widest tile leaves block slots idle: the largest power of
+ * two up to 16 (9-16: Hopper's non-portable cluster sizes, igemm_prepare)
+ * that leaves each block at least 4 of the heaviest tile's K steps.  No
+ * bound by the block slots is needed: the row tiles are at most twice the
+ * widest tile's (the same 128 channels, half the positions), those are
+ * fewer than an eighth of its block slots, and on Hopper a multiprocessor
+ * holds twice as many row-tile blocks (4 against 2), so clusters of 16
+ * stay under two rounds of slots.  Round 40's sweep of every tile against clusters of 2-16 (H100,
+ * bench/NOTES.md): on the tiny-volume problems and unet_3d deconv7/8 that
+ * take this branch, both layouts, 1 x 4 in clusters of 16 was the fastest
+ * plan or within 4% of it wherever the K steps allow 16 (tiny_c512_4_k3s1
+ * 0.287 -> 0.165 ms against 2 x 1 warps in clusters of 8), and
+ * tiny_c384to256_6_k2s2 (24 K steps) ran fastest at 4 (6 steps a block:
+ * 0.036 ms; 8: 0.038, 16: 0.047). */
+int igemm_row_cluster_size(const igemm_params &p)
+{
+    const long long steps = heaviest_k_steps(p);
+    const long long least = 4;
+    int cs = 1;
+    while (2 * cs <= kIgemmMaxCluster && steps / (2 * cs) >= least)
+        cs *= 2;
+    return cs;
+}
+
 } // namespace
 
 /* Whether a plan's tiles, split eight ways, still leave block slots idle:
@@ -224,26 +250,24 @@ static bool igemm_grid_unfilled(const igemm_params &p, igemm_shape t, int math, 
     return p.ntiles * 8 < igemm_block_slots(t, math, kc, lim);
 }
 
-/* Output positions of the largest phase: the rows of its GEMM. */
-static long long igemm_most_positions(const igemm_params &p)
-{
-    long long m = p.nimg;
-    for (int d = 0; d < 3; d++) {
-        int most = 0;
-        for (int r = 0; r < p.s[d]; r++)
-            if (p.ph[d][r].qcount > most)
-                most = p.ph[d][r].qcount;
-        m *= most;
-    }
-    return m;
-}
-
 /* The FMA engine's tile where the planner's widest leaves the GPU part
  * idle (round 10 sweep, H200, bench/NOTES.md): nothing if t fills it.
  * - Even an eight-block split of t leaves block slots idle: tiles of
- *   one warp row (64 x 128) when the largest phase has at most 64
- *   positions and C_out/G > 64 (tiny_c512to256_4_k4s2: 0.114 -> 0.082 ms),
- *   else 128 x 32 (2,1), each block a quarter of the warps.
+ *   one warp row (64 x 128, four warps a block) when C_out/G > 64 and the
+ *   heaviest tile's K steps allow clusters of at least 4
+ *   (igemm_row_cluster_size: up to 16), else 128 x 32 (2,1), each block a
+ *   quarter of the warps.  Round 10 (H200) took the row tile only where
+ *   the largest phase had at most 64 positions (tiny_c512to256_4_k4s2:
+ *   0.114 -> 0.082 ms); round 40's sweep (H100) found it, in clusters of
+ *   up to 16, the fastest or within 4% on the larger phases of this branch
+ *   too (tiny_c256_8_k3s1, tiny_c512_4_k3s1, unet_3d deconv7/8, both
+ *   layouts: 1.14-2.24x the 2 x 1 plans).  Round 41 (H100, 72 problems of
+ *   fresh random seeds that the row tile changed, old vs new library):
+ *   with clusters of 4-16 38 of 48 faster by more than 3%, 5 slower
+ *   (0.93-0.96x), geomean 1.21x; with clusters of 1-2 (fewer than 16 K
+ *   steps: no split to make up for half the blocks) 5 of 24 faster, 12
+ *   slower (0.84x at worst), geomean 0.97x -- hence the bound of 4, chosen
+ *   from that check and not yet checked on other problems.
  * - An eight-warp tile whose cluster split still leaves slots idle: four
  *   warps (2,2), twice the blocks a multiprocessor (sw3_c48_k3x3x5 0.031
  *   -> 0.028 ms at 4 blocks a tile, the 7x7x5 k2s2 corpus problem 0.039 ->
@@ -252,8 +276,8 @@ static bool igemm_small_grid_tile(const convt3d_shape *s, const igemm_params &p,
                                   bool kc, const device_limits &lim, igemm_shape *out)
 {
     if (igemm_grid_unfilled(p, t, IGEMM_FFMA, kc, lim)) {
-        const bool one_row = igemm_most_positions(p) <= 64 && s->cog > 64;
-        *out = one_row ? igemm_shape{1, 4} : igemm_shape{2, 1};
+        const bool row = s->cog > 64 && igemm_row_cluster_size(p) >= 4;
+        *out = row ? igemm_shape{1, 4} : igemm_shape{2, 1};
         return true;
     }
     const int cs = igemm_cluster_size(p, t, IGEMM_FFMA, kc, lim);
@@ -293,6 +317,7 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
     if (!igemm_fill(s, t, math, kc, 1, &p, smem))
         return false;
     igemm_shape narrow;
+    bool row_tile = false; /* the one-warp-row tile of an unfilled grid */
     if (cs == 0 && math == IGEMM_FFMA && igemm_small_grid_tile(s, p, t, kc, lim, &narrow)) {
         igemm_params q;
         size_t qsmem;
@@ -300,10 +325,11 @@ bool plan_igemm(const convt3d_shape *s, const device_limits &lim, const char *ti
             t = narrow;
             p = q;
             *smem = qsmem;
+            row_tile = t.wm == 1 && t.wn == 4;
         }
     }
     if (cs == 0)
-        cs = igemm_cluster_size(p, t, math, kc, lim);
+        cs = row_tile ? igemm_row_cluster_size(p) : igemm_cluster_size(p, t, math, kc, lim);
     if (cs > 1 && !igemm_fill(s, t, math, kc, cs, &p, smem))
         return false;
     out->p = p;
