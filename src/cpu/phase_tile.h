@@ -689,31 +689,41 @@ typedef void (*ndhwc_tile_fn)(const ndhwc_tile_args *a);
 #define NDHWC_PREFETCH_W 0
 #endif
 
+/* One input channel's products into the P x V tile: the weights at wp,
+ * position p's input at X(p).  Weights first where P x V accumulators, V
+ * weight vectors and a broadcast fit the registers; else (3 x 4 on AVX2)
+ * the P broadcasts kept and the weights loaded one at a time. */
+#define NDHWC_CHANNEL_FMA(X)                                                                   \
+    do {                                                                                       \
+        if (P * V + V + 1 <= VREGS) {                                                          \
+            vf wv_[NDHWC_MAXV];                                                                \
+            CPU_UNROLL for (int v = 0; v < V; v++) wv_[v] = v_loadu(wp + v * VL);              \
+            CPU_UNROLL for (int p = 0; p < P; p++)                                             \
+            {                                                                                  \
+                const vf xv_ = v_bcast(X(p));                                                  \
+                CPU_UNROLL for (int v = 0; v < V; v++) acc[p][v] = v_fma(xv_, wv_[v], acc[p][v]); \
+            }                                                                                  \
+        } else {                                                                               \
+            vf xv_[NDHWC_MAXP];                                                                \
+            CPU_UNROLL for (int p = 0; p < P; p++) xv_[p] = v_bcast(X(p));                     \
+            CPU_UNROLL for (int v = 0; v < V; v++)                                             \
+            {                                                                                  \
+                const vf wv_ = v_loadu(wp + v * VL);                                           \
+                CPU_UNROLL for (int p = 0; p < P; p++) acc[p][v] = v_fma(xv_[p], wv_, acc[p][v]); \
+            }                                                                                  \
+        }                                                                                      \
+    } while (0)
+#define NDHWC_PACKED_X(p) (xb + (p))
+#define NDHWC_ROW_X(p) (xp[p] + ic)
+
 /* One tap's products on packed rows (PACKED tiles): x channel-major with
  * zero margins, so every position reads xb + p of its channel row, one base
  * and constant offsets, with no border test. */
 #define NDHWC_PACKED_TAP()                                                                     \
     do {                                                                                       \
         const float *xb = xr + a->j0 + a->kw[t].delta;                                         \
-        for (int64_t ic = 0; ic < cig; ic++, xb += a->x_plane, wp += cogp) {                   \
-            if (P * V + V + 1 <= VREGS) {                                                      \
-                vf wv[NDHWC_MAXV];                                                             \
-                CPU_UNROLL for (int v = 0; v < V; v++) wv[v] = v_loadu(wp + v * VL);           \
-                CPU_UNROLL for (int p = 0; p < P; p++)                                         \
-                {                                                                              \
-                    const vf xv = v_bcast(xb + p);                                             \
-                    CPU_UNROLL for (int v = 0; v < V; v++) acc[p][v] = v_fma(xv, wv[v], acc[p][v]); \
-                }                                                                              \
-            } else {                                                                           \
-                vf xv[NDHWC_MAXP];                                                             \
-                CPU_UNROLL for (int p = 0; p < P; p++) xv[p] = v_bcast(xb + p);                \
-                CPU_UNROLL for (int v = 0; v < V; v++)                                         \
-                {                                                                              \
-                    const vf wv = v_loadu(wp + v * VL);                                        \
-                    CPU_UNROLL for (int p = 0; p < P; p++) acc[p][v] = v_fma(xv[p], wv, acc[p][v]); \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
+        for (int64_t ic = 0; ic < cig; ic++, xb += a->x_plane, wp += cogp)                     \
+            NDHWC_CHANNEL_FMA(NDHWC_PACKED_X);                                                 \
     } while (0)
 
 CPU_INLINE void ndhwc_tile_body(const ndhwc_tile_args *a, const int P, const int V,
@@ -756,27 +766,7 @@ CPU_INLINE void ndhwc_tile_body(const ndhwc_tile_args *a, const int P, const int
                     __builtin_prefetch(wp + NDHWC_PREFETCH_W * cogp);
                     __builtin_prefetch(wp + NDHWC_PREFETCH_W * cogp + V * VL - 1);
                 }
-                if (P * V + V + 1 <= VREGS) {
-                    vf wv[NDHWC_MAXV];
-                    CPU_UNROLL for (int v = 0; v < V; v++)
-                        wv[v] = v_loadu(wp + v * VL);
-                    CPU_UNROLL for (int p = 0; p < P; p++) {
-                        const vf xb = v_bcast(xp[p] + ic);
-                        CPU_UNROLL for (int v = 0; v < V; v++)
-                            acc[p][v] = v_fma(xb, wv[v], acc[p][v]);
-                    }
-                } else {
-                    /* weights one at a time, the positions' broadcasts kept:
-                     * P x V accumulators + P + 1 fit where + V + 1 do not */
-                    vf xb[NDHWC_MAXP];
-                    CPU_UNROLL for (int p = 0; p < P; p++)
-                        xb[p] = v_bcast(xp[p] + ic);
-                    CPU_UNROLL for (int v = 0; v < V; v++) {
-                        const vf wv = v_loadu(wp + v * VL);
-                        CPU_UNROLL for (int p = 0; p < P; p++)
-                            acc[p][v] = v_fma(xb[p], wv, acc[p][v]);
-                    }
-                }
+                NDHWC_CHANNEL_FMA(NDHWC_ROW_X);
                 wp += cogp;
             }
         }
