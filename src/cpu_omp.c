@@ -390,11 +390,12 @@ typedef struct cpu_thread_scratch {
     cpu_row_tap *rt, *next_rt;
     int64_t (*src)[2], (*next_src)[2];
     cpu_pack_cache pack;
+    int32_t *pack_miss, *pack_stale; /* pack_row_slots' scratch */
     void *kernel;
 } cpu_thread_scratch;
 
 typedef struct cpu_scratch_layout {
-    size_t rt, src, tags, rows, kernel, total;
+    size_t rt, src, tags, hash, rows, kernel, total;
 } cpu_scratch_layout;
 
 static cpu_scratch_layout scratch_layout(const cpu_plan *pl)
@@ -404,9 +405,14 @@ static cpu_scratch_layout scratch_layout(const cpu_plan *pl)
     l.rt = round64(taps * sizeof(cpu_row_tap));
     l.src = round64(taps * 2 * sizeof(int64_t));
     l.tags = round64((size_t)pl->pack_slots * sizeof(cpu_pack_tag));
+    /* the hash table's heads and chains, a row's misses, the stale slots */
+    l.hash = pl->pack_slots ? round64(sizeof(int32_t) << pack_hash_bits(pl->pack_slots)) +
+                                  2 * round64((size_t)pl->pack_slots * sizeof(int32_t)) +
+                                  round64(taps * sizeof(int32_t))
+                            : 0;
     l.rows = round64((size_t)pl->pack_slots * (size_t)(pl->s.cig * pl->pack_row) * sizeof(float));
     l.kernel = round64(pl->scratch_bytes);
-    l.total = 2 * (l.rt + l.src) + l.tags + l.rows + l.kernel;
+    l.total = 2 * (l.rt + l.src) + l.tags + l.hash + l.rows + l.kernel;
     return l;
 }
 
@@ -419,12 +425,29 @@ static cpu_thread_scratch thread_scratch(const cpu_plan *pl, const cpu_scratch_l
     base += l->rt + l->src;
     t.next_rt = (cpu_row_tap *)base;
     t.next_src = (int64_t(*)[2])(base + l->rt);
-    t.pack.tag = (cpu_pack_tag *)(base + l->rt + l->src);
-    t.pack.rows = (float *)(base + l->rt + l->src + l->tags);
+    char *tags = base + l->rt + l->src;
+    t.pack.tag = (cpu_pack_tag *)tags;
+    t.pack.rows = (float *)(tags + l->tags + l->hash);
     t.pack.now = 0;
-    t.kernel = base + l->rt + l->src + l->tags + l->rows;
-    for (int i = 0; i < pl->pack_slots; i++)
-        t.pack.tag[i] = (cpu_pack_tag){-1, -1, -1, -1};
+    t.kernel = tags + l->tags + l->hash + l->rows;
+    t.pack.head = t.pack.next = t.pack_miss = t.pack_stale = NULL;
+    t.pack.hash_bits = 0;
+    if (pl->pack_slots) {
+        const int slots = pl->pack_slots;
+        const size_t heads = (size_t)1 << pack_hash_bits(slots);
+        const size_t slot_ints = round64((size_t)slots * sizeof(int32_t));
+        t.pack.hash_bits = pack_hash_bits(slots);
+        t.pack.head = (int32_t *)(tags + l->tags);
+        t.pack.next = (int32_t *)((char *)t.pack.head + round64(heads * sizeof(int32_t)));
+        t.pack_stale = (int32_t *)((char *)t.pack.next + slot_ints);
+        t.pack_miss = (int32_t *)((char *)t.pack_stale + slot_ints);
+        for (size_t i = 0; i < heads; i++)
+            t.pack.head[i] = -1;
+        for (int i = 0; i < slots; i++) {
+            t.pack.tag[i] = (cpu_pack_tag){-1, -1};
+            t.pack.next[i] = -1;
+        }
+    }
     memset(t.pack.rows, 0, l->rows); /* the margins stay zero from here on */
     memset(t.kernel, 0, l->kernel);   /* row kernels may keep state across rows */
     return t;
@@ -441,8 +464,9 @@ static void prefetch_row_inputs(const cpu_plan *pl, cpu_thread_scratch *ts, cons
     const convt3d_shape *s = &pl->s;
     for (int64_t r = 0; r < n; r++) {
         const int64_t id = ts->next_src[r][0], ih = ts->next_src[r][1];
-        int known = pl->pack_slots && pack_find(pl, &ts->pack, ng, id, ih) >= 0;
-        for (int64_t q = 0; q < nrt && !known; q++)
+        /* with packing the current row's rows are all in the cache */
+        int known = pl->pack_slots && pack_find(&ts->pack, pack_key(s, ng, id, ih)) >= 0;
+        for (int64_t q = 0; q < nrt && !known && !pl->pack_slots; q++)
             known = ts->src[q][0] == id && ts->src[q][1] == ih;
         if (known)
             continue;
@@ -602,12 +626,12 @@ static void run_item(const cpu_plan *pl, const cpu_split *sp, int64_t item, cons
         job.rt = ts->rt;
         job.nrt = nrt;
         ts->pack.now++;
-        for (int64_t r = 0; r < job.nrt; r++)
-            ts->rt[r].x_off =
-                pl->pack_slots
-                    ? pack_slot(pl, &ts->pack, xg, ng, ts->src[r][0], ts->src[r][1]) * s->cig *
-                              pl->pack_row
-                    : ts->src[r][0] * s->x_stride[2] + ts->src[r][1] * s->x_stride[3];
+        if (pl->pack_slots)
+            pack_row_slots(pl, &ts->pack, xg, ng, (const int64_t(*)[2])ts->src, job.nrt, ts->rt,
+                           ts->pack_miss, ts->pack_stale);
+        else
+            for (int64_t r = 0; r < job.nrt; r++)
+                ts->rt[r].x_off = ts->src[r][0] * s->x_stride[2] + ts->src[r][1] * s->x_stride[3];
         if (oh + 1 < oh_end) {
             nrt = row_taps(pl, od, oh + 1, ts->next_rt, ts->next_src);
             prefetch_row_inputs(pl, ts, xg, ng, nrt, job.nrt);
