@@ -267,7 +267,11 @@ static bool igemm_grid_unfilled(const igemm_params &p, igemm_shape t, int math, 
  *   (0.93-0.96x), geomean 1.21x; with clusters of 1-2 (fewer than 16 K
  *   steps: no split to make up for half the blocks) 5 of 24 faster, 12
  *   slower (0.84x at worst), geomean 0.97x -- hence the bound of 4, chosen
- *   from that check and not yet checked on other problems.
+ *   from that check.  Round 42 (H100, 60 of the 373 plans it changes on
+ *   fresh seeds 4600-4999): clusters of 8-16 1.13-1.47x, but clusters of 4
+ *   0.98x (8 of 14 slower by more than 3%): a bound of 8 is the next
+ *   candidate, not taken yet (the class list's tiny_c384to256_6_k2s2
+ *   NDHWC, 1 x 4 c4, was 1.43x faster in round 41).
  * - An eight-warp tile whose cluster split still leaves slots idle: four
  *   warps (2,2), twice the blocks a multiprocessor (sw3_c48_k3x3x5 0.031
  *   -> 0.028 ms at 4 blocks a tile, the 7x7x5 k2s2 corpus problem 0.039 ->
