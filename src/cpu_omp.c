@@ -396,6 +396,7 @@ typedef struct cpu_thread_scratch {
 
 typedef struct cpu_scratch_layout {
     size_t rt, src, tags, hash, rows, kernel, total;
+    size_t heads, slot_ints; /* parts of hash: the chain heads; an int a slot */
 } cpu_scratch_layout;
 
 static cpu_scratch_layout scratch_layout(const cpu_plan *pl)
@@ -405,11 +406,10 @@ static cpu_scratch_layout scratch_layout(const cpu_plan *pl)
     l.rt = round64(taps * sizeof(cpu_row_tap));
     l.src = round64(taps * 2 * sizeof(int64_t));
     l.tags = round64((size_t)pl->pack_slots * sizeof(cpu_pack_tag));
-    /* the hash table's heads and chains, a row's misses, the stale slots */
-    l.hash = pl->pack_slots ? round64(sizeof(int32_t) << pack_hash_bits(pl->pack_slots)) +
-                                  2 * round64((size_t)pl->pack_slots * sizeof(int32_t)) +
-                                  round64(taps * sizeof(int32_t))
-                            : 0;
+    /* the hash table's heads and chains, the stale slots, a row's misses */
+    l.heads = pl->pack_slots ? round64(sizeof(int32_t) << pack_hash_bits(pl->pack_slots)) : 0;
+    l.slot_ints = round64((size_t)pl->pack_slots * sizeof(int32_t));
+    l.hash = pl->pack_slots ? l.heads + 2 * l.slot_ints + round64(taps * sizeof(int32_t)) : 0;
     l.rows = round64((size_t)pl->pack_slots * (size_t)(pl->s.cig * pl->pack_row) * sizeof(float));
     l.kernel = round64(pl->scratch_bytes);
     l.total = 2 * (l.rt + l.src) + l.tags + l.hash + l.rows + l.kernel;
@@ -434,14 +434,12 @@ static cpu_thread_scratch thread_scratch(const cpu_plan *pl, const cpu_scratch_l
     t.pack.hash_bits = 0;
     if (pl->pack_slots) {
         const int slots = pl->pack_slots;
-        const size_t heads = (size_t)1 << pack_hash_bits(slots);
-        const size_t slot_ints = round64((size_t)slots * sizeof(int32_t));
         t.pack.hash_bits = pack_hash_bits(slots);
         t.pack.head = (int32_t *)(tags + l->tags);
-        t.pack.next = (int32_t *)((char *)t.pack.head + round64(heads * sizeof(int32_t)));
-        t.pack_stale = (int32_t *)((char *)t.pack.next + slot_ints);
-        t.pack_miss = (int32_t *)((char *)t.pack_stale + slot_ints);
-        for (size_t i = 0; i < heads; i++)
+        t.pack.next = (int32_t *)((char *)t.pack.head + l->heads);
+        t.pack_stale = (int32_t *)((char *)t.pack.next + l->slot_ints);
+        t.pack_miss = (int32_t *)((char *)t.pack_stale + l->slot_ints);
+        for (size_t i = 0; i < ((size_t)1 << t.pack.hash_bits); i++)
             t.pack.head[i] = -1;
         for (int i = 0; i < slots; i++) {
             t.pack.tag[i] = (cpu_pack_tag){-1, -1};
@@ -465,9 +463,12 @@ static void prefetch_row_inputs(const cpu_plan *pl, cpu_thread_scratch *ts, cons
     for (int64_t r = 0; r < n; r++) {
         const int64_t id = ts->next_src[r][0], ih = ts->next_src[r][1];
         /* with packing the current row's rows are all in the cache */
-        int known = pl->pack_slots && pack_find(&ts->pack, pack_key(s, ng, id, ih)) >= 0;
-        for (int64_t q = 0; q < nrt && !known && !pl->pack_slots; q++)
-            known = ts->src[q][0] == id && ts->src[q][1] == ih;
+        int known = 0;
+        if (pl->pack_slots)
+            known = pack_find(&ts->pack, pack_key(s, ng, id, ih)) >= 0;
+        else
+            for (int64_t q = 0; q < nrt && !known; q++)
+                known = ts->src[q][0] == id && ts->src[q][1] == ih;
         if (known)
             continue;
         const float *from = xg + id * s->x_stride[2] + ih * s->x_stride[3];

@@ -40,7 +40,7 @@ typedef struct tr_tag {
  * channel rows) for any number of groups. */
 static int64_t tr_batch(const convt3d_shape *s)
 {
-    return cpu_min64(s->groups, VL / convt3d_gcd64(s->cog, VL));
+    return cpu_ndhwc_tr_batch(s, VL);
 }
 
 /* The kernel's scratch: the W-lane tile's own (prepared chunks and tile

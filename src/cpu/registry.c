@@ -310,8 +310,7 @@ static int tr_groups_fill_lines(const cpu_impl *im, const convt3d_shape *s)
     if (lanes != 8 || s->groups < 2 || s->cog < 2 || s->cog > 4 || s->cig < ic ||
         s->cig > 2 * ic || cpu_phase_len(s->out[2], s->s[2], 0) < 2 * lanes)
         return 0;
-    const int64_t batch = cpu_min64(s->groups, lanes / convt3d_gcd64(s->cog, lanes));
-    return batch * s->cog % lanes == 0;
+    return cpu_ndhwc_tr_batch(s, lanes) * s->cog % lanes == 0;
 }
 
 static int icl_tr_takes_groups(const cpu_impl *im, const convt3d_shape *s, char *why,

@@ -199,6 +199,11 @@ cpu_tiling cpu_tiling_ndhwc_icl(const convt3d_shape *s, const int *pos_max)
     return t;
 }
 
+int64_t cpu_ndhwc_tr_batch(const convt3d_shape *s, int64_t lanes)
+{
+    return cpu_min64(s->groups, lanes / convt3d_gcd64(s->cog, lanes));
+}
+
 double cpu_transposed_macs(const convt3d_shape *s)
 {
     const int64_t copies = (s->k[0] + s->s[0] - 1) / s->s[0];

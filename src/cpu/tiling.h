@@ -124,6 +124,11 @@ typedef struct cpu_tr_rows {
 } cpu_tr_rows;
 CONVT3D_INTERNAL int cpu_ndhwc_tr_rows(const convt3d_shape *s, int64_t chunk, cpu_tr_rows *r);
 
+/* Groups whose output channels the transposed NDHWC kernel writes to y
+ * together with `lanes`-float vectors (cpu/ndhwc_transposed.h's tr_batch
+ * says why): the fewest whose channels fill whole vectors, at most all. */
+CONVT3D_INTERNAL int64_t cpu_ndhwc_tr_batch(const convt3d_shape *s, int64_t lanes);
+
 /* Multiply-adds each input element feeds between its copies into a
  * per-item transposed row: C_out/G * k_volume / ceil(kD / sD) (a row is
  * copied once per output plane that reads it). */
